@@ -1,0 +1,70 @@
+# gdngen: `make` builds the generator, emits the kernels for the default
+# target into generated/, compiles them through the build.ninja gdngen
+# writes, and links libgdn. `make test` runs the CPU tests (no GPU needed).
+# `make gpu-test` builds the GPU tests; `make gpu-check` runs them (H200).
+
+CC      ?= cc
+CFLAGS  ?= -O2
+CFLAGS  += -std=c11 -Wall -Wextra -Werror
+CUDA    ?= /usr/local/cuda
+B       := build
+GEN_SRC := $(wildcard generator/*.c)
+GEN_HDR := generator/gdngen.h
+RULES   := generator/target.c generator/smem.c generator/tma.c generator/util.c
+REF_SRC := tests/ref/numeric.c tests/ref/recurrence.c tests/ref/staged.c
+CUDA_INC := -I$(CUDA)/include
+CUDA_LIB := -L$(CUDA)/lib64/stubs -lcuda
+
+.PHONY: all generate kernels test gpu-test gpu-check clean
+
+all: kernels
+
+$(B)/gdngen: $(GEN_SRC) $(GEN_HDR)
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) -o $@ $(GEN_SRC)
+
+# The generator decides what exists; ninja rebuilds only what changed.
+generate: $(B)/gdngen
+	$(B)/gdngen --out generated --templates templates
+
+kernels: generate
+	@mkdir -p $(B)/kernels $(B)/ptxas
+	ninja -f generated/build.ninja
+
+# ---------------------------------------------------------------- tests
+CMOCKA := -lcmocka
+
+$(B)/tests/test_ref: tests/cpu/test_ref.c $(REF_SRC) tests/ref/ref.h
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Itests/ref -o $@ tests/cpu/test_ref.c $(REF_SRC) $(CMOCKA) -lm
+
+$(B)/tests/test_rules: tests/cpu/test_rules.c $(RULES) generator/fragment.c generator/legality.c $(GEN_HDR)
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Igenerator -o $@ tests/cpu/test_rules.c $(RULES) generator/fragment.c \
+	  generator/legality.c generator/tail.c $(CMOCKA)
+
+$(B)/tests/test_emit: tests/cpu/test_emit.c $(GEN_SRC) $(GEN_HDR)
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Igenerator -o $@ tests/cpu/test_emit.c $(filter-out generator/main.c,$(GEN_SRC)) $(CMOCKA)
+
+CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref
+
+test: $(CPU_TESTS) kernels
+	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
+	bash tests/cli.sh $(B)/gdngen
+
+# GPU tests link the real libcuda at run time (the stub here at link time).
+$(B)/tests/gpu_probes: tests/gpu/probes.c tests/gpu/gpucheck.h generated/probes.h $(RULES) tests/ref/numeric.c
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Igenerator -Igenerated -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
+	  tests/gpu/probes.c $(RULES) tests/ref/numeric.c $(CUDA_LIB) -lm
+
+GPU_TESTS := $(B)/tests/gpu_probes
+
+gpu-test: kernels $(GPU_TESTS)
+
+gpu-check: gpu-test
+	@for t in $(GPU_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,250 @@
+/* emit.c: one emitter per PTX instruction, and the generated helpers that
+ * turn the rule tables into device code.
+ *
+ * Each emitter writes one small __device__ wrapper around one inline-asm
+ * statement into the Prelude of a generated file, once; kernels call the
+ * wrappers, so all PTX text of gdngen lives in this file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdngen.h"
+
+#define FN "static __device__ __forceinline__"
+
+void prelude_init(Prelude *p, ArchId arch) {
+  memset(p, 0, sizeof *p);
+  out_init(&p->text);
+  Out *o = &p->text;
+  outf(o, "// Built only for %s: the wgmma and bulk-tensor instructions below do not\n",
+       arch_info(arch)->name);
+  outf(o, "// exist elsewhere. No includes, so NVRTC compiles this file as it is.\n");
+  outf(o, "typedef unsigned short u16;\ntypedef unsigned int u32;\n");
+  outf(o, "typedef unsigned long long u64;\ntypedef long long i64;\n\n");
+  outf(o, "// A CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value.\n");
+  outf(o, "struct alignas(64) TmaMap { u64 opaque[16]; };\n\n");
+  outf(o, "// A matrix descriptor: the constant fields, plus the start address >> 4.\n");
+  outf(o, FN " u64 gdn_desc(u32 addr, u64 high) {\n");
+  outf(o, "  return high | (u64)((addr & 0x3FFFFu) >> 4);\n}\n\n");
+}
+
+void prelude_free(Prelude *p) {
+  out_free(&p->text);
+  for (int i = 0; i < p->nseen; i++)
+    free(p->seen[i]);
+}
+
+int seen_name(Prelude *p, const char *name);
+
+static int find_seen(const Prelude *p, const char *name) {
+  for (int i = 0; i < p->nseen; i++)
+    if (strcmp(p->seen[i], name) == 0)
+      return i;
+  return -1;
+}
+
+/* 1 if `name` was emitted before; otherwise remembers it. */
+static int seen(Prelude *p, const char *name) {
+  if (find_seen(p, name) >= 0)
+    return 1;
+  if (p->nseen == (int)COUNT_OF(p->seen)) {
+    fprintf(stderr, "gdngen: too many prelude entries\n");
+    exit(1);
+  }
+  p->seen[p->nseen++] = xstrdup(name);
+  return 0;
+}
+
+void emit_smem_u32(Prelude *p) {
+  if (seen(p, "smem_u32"))
+    return;
+  outf(&p->text, "// cvta.to.shared: the 32-bit shared-window address of a generic pointer.\n");
+  outf(&p->text, FN " u32 smem_u32(const void *ptr) {\n  u32 r;\n");
+  outf(&p->text, "  asm(\"{ .reg .u64 a; cvta.to.shared.u64 a, %%1; cvt.u32.u64 %%0, a; }\"\n");
+  outf(&p->text, "      : \"=r\"(r) : \"l\"(ptr));\n  return r;\n}\n\n");
+}
+
+void emit_wgmma_fence(Prelude *p) {
+  if (seen(p, "wgmma_fence"))
+    return;
+  outf(&p->text, "// Orders register writes before the wgmma that reads them.\n");
+  outf(&p->text, FN " void wgmma_fence() {\n");
+  outf(&p->text, "  asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_wgmma_commit(Prelude *p) {
+  if (seen(p, "wgmma_commit"))
+    return;
+  outf(&p->text, FN " void wgmma_commit() {\n");
+  outf(&p->text, "  asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_wgmma_wait(Prelude *p, int n) {
+  char name[32];
+  snprintf(name, sizeof name, "wgmma_wait_%d", n);
+  if (seen(p, name))
+    return;
+  outf(&p->text, "// Waits until at most %d committed wgmma groups are pending.\n", n);
+  outf(&p->text, FN " void %s() {\n", name);
+  outf(&p->text, "  asm volatile(\"wgmma.wait_group.sync.aligned %d;\" ::: \"memory\");\n}\n\n", n);
+}
+
+/* An empty asm that "changes" a register, so the compiler cannot move its
+ * reads or writes across the asynchronous wgmma that owns it. */
+void emit_fence_operand(Prelude *p, int packed) {
+  if (seen(p, packed ? "fence_operand u32" : "fence_operand f32"))
+    return;
+  if (packed)
+    outf(&p->text, FN " void fence_operand(u32 &x) { asm volatile(\"\" : \"+r\"(x) :: \"memory\"); }\n\n");
+  else
+    outf(&p->text, FN " void fence_operand(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n\n");
+}
+
+void emit_fence_proxy_async(Prelude *p) {
+  if (seen(p, "fence_proxy_async"))
+    return;
+  outf(&p->text, "// Makes ordinary shared-memory stores visible to wgmma and TMA.\n");
+  outf(&p->text, FN " void fence_proxy_async() {\n");
+  outf(&p->text, "  asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_mbar_init(Prelude *p) {
+  if (seen(p, "mbar_init"))
+    return;
+  outf(&p->text, FN " void mbar_init(u32 bar, u32 count) {\n");
+  outf(&p->text, "  asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n}\n\n");
+}
+
+void emit_fence_mbar_init(Prelude *p) {
+  if (seen(p, "fence_mbar_init"))
+    return;
+  outf(&p->text, FN " void fence_mbar_init() {\n");
+  outf(&p->text, "  asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_mbar_expect_tx(Prelude *p) {
+  if (seen(p, "mbar_expect_tx"))
+    return;
+  outf(&p->text, "// Arrives on the barrier and announces `bytes` of bulk copies to come.\n");
+  outf(&p->text, FN " void mbar_expect_tx(u32 bar, u32 bytes) {\n");
+  outf(&p->text, "  asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\"\n");
+  outf(&p->text, "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n}\n\n");
+}
+
+void emit_mbar_wait(Prelude *p) {
+  if (seen(p, "mbar_wait"))
+    return;
+  outf(&p->text, "// Spins until the barrier's phase `parity` has completed.\n");
+  outf(&p->text, FN " void mbar_wait(u32 bar, u32 parity) {\n");
+  outf(&p->text, "  asm volatile(\"{\\n .reg .pred done;\\n WAIT:\\n\"\n");
+  outf(&p->text, "               \" mbarrier.try_wait.parity.shared::cta.b64 done, [%%0], %%1;\\n\"\n");
+  outf(&p->text, "               \" @!done bra WAIT;\\n}\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n}\n\n");
+}
+
+void emit_tma_load_2d(Prelude *p) {
+  if (seen(p, "tma_load_2d"))
+    return;
+  outf(&p->text, "// Bulk tensor copy of one box at (c0 innermost, c1), completing on `bar`.\n");
+  outf(&p->text, FN " void tma_load_2d(u32 dst, const TmaMap *map, int c0, int c1, u32 bar) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
+  outf(&p->text, "               \" [%%0], [%%1, {%%2, %%3}], [%%4];\"\n");
+  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n}\n\n");
+}
+
+void emit_prefetch_tensormap(Prelude *p) {
+  if (seen(p, "prefetch_tensormap"))
+    return;
+  outf(&p->text, FN " void prefetch_tensormap(const TmaMap *map) {\n");
+  outf(&p->text, "  asm volatile(\"prefetch.tensormap [%%0];\" :: \"l\"((u64)map) : \"memory\");\n}\n\n");
+}
+
+void emit_ld_global_v4(Prelude *p) {
+  if (seen(p, "ld_global_v4"))
+    return;
+  outf(&p->text, FN " void ld_global_v4(const void *src, u32 &x, u32 &y, u32 &z, u32 &w) {\n");
+  outf(&p->text, "  asm volatile(\"ld.global.v4.u32 {%%0, %%1, %%2, %%3}, [%%4];\"\n");
+  outf(&p->text, "               : \"=r\"(x), \"=r\"(y), \"=r\"(z), \"=r\"(w) : \"l\"(src));\n}\n\n");
+}
+
+void emit_st_shared_v4(Prelude *p) {
+  if (seen(p, "st_shared_v4"))
+    return;
+  outf(&p->text, FN " void st_shared_v4(u32 dst, u32 x, u32 y, u32 z, u32 w) {\n");
+  outf(&p->text, "  asm volatile(\"st.shared.v4.u32 [%%0], {%%1, %%2, %%3, %%4};\"\n");
+  outf(&p->text, "               :: \"r\"(dst), \"r\"(x), \"r\"(y), \"r\"(z), \"r\"(w) : \"memory\");\n}\n\n");
+}
+
+/* cvt.rn.{bf16,f16}x2.f32 puts its first source in the upper half, so the
+ * wrapper takes (lo, hi) in element order and swaps them. */
+void emit_cvt_pack(Prelude *p, DType dt) {
+  const char *t = dtype_info(dt)->ptx;
+  char name[32];
+  snprintf(name, sizeof name, "pack_%s", t);
+  if (seen(p, name))
+    return;
+  outf(&p->text, "// Two floats rounded to nearest even into one %sx2 (lo = lower address).\n", t);
+  outf(&p->text, FN " u32 %s(float lo, float hi) {\n  u32 r;\n", name);
+  outf(&p->text, "  asm(\"cvt.rn.%sx2.f32 %%0, %%1, %%2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n", t);
+  outf(&p->text, "  return r;\n}\n\n");
+}
+
+void emit_setmaxnreg(Prelude *p, int inc, int regs) {
+  char name[48];
+  snprintf(name, sizeof name, "setmaxnreg_%s_%d", inc ? "inc" : "dec", regs);
+  if (seen(p, name))
+    return;
+  outf(&p->text, FN " void %s() {\n", name);
+  outf(&p->text, "  asm volatile(\"setmaxnreg.%s.sync.aligned.u32 %d;\");\n}\n\n", inc ? "inc" : "dec",
+       regs);
+}
+
+static void wgmma_name(const WgmmaForm *f, char *buf, size_t n) {
+  snprintf(buf, n, "wgmma_m64n%dk16_%s_%s_%c%c", f->n, f->a_src == SRC_REG ? "rs" : "ss",
+           dtype_info(f->ab)->ptx, f->a_src == SRC_REG ? 'r' : (f->a_major == MAJOR_K ? 'k' : 'm'),
+           f->b_major == MAJOR_K ? 'k' : 'm');
+}
+
+const char *emit_wgmma(Prelude *p, const WgmmaForm *f) {
+  char name[64];
+  wgmma_name(f, name, sizeof name);
+  int old = seen(p, name);
+  const char *kept = p->seen[find_seen(p, name)];
+  if (old)
+    return kept;
+  Out *o = &p->text;
+  int regs = f->n / 2, rs = f->a_src == SRC_REG;
+  const char *t = dtype_info(f->ab)->ptx;
+  int ta = f->a_major == MAJOR_MN, tb = f->b_major == MAJOR_MN;
+  outf(o, "// D(64x%d, f32) += A(64x16) B(16x%d), A %s, B %s-major.\n", f->n, f->n,
+       rs ? "in registers" : (ta ? "MN-major" : "K-major"), tb ? "MN" : "K");
+  if (rs)
+    outf(o, FN " void %s(float (&d)[%d], u32 a0, u32 a1, u32 a2, u32 a3, u64 db, int scale_d) {\n",
+         name, regs);
+  else
+    outf(o, FN " void %s(float (&d)[%d], u64 da, u64 db, int scale_d) {\n", name, regs);
+  int nin = rs ? 6 : 3; /* inputs after the accumulators */
+  outf(o, "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, %%%d, 0;\\n\"\n", regs + nin - 1);
+  outf(o, "      \" wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {\"\n", f->n, t, t);
+  for (int i = 0; i < regs; i += 8) {
+    outf(o, "      \"");
+    for (int j = i; j < i + 8 && j < regs; j++)
+      outf(o, "%%%d%s", j, j + 1 < regs ? ", " : "");
+    outf(o, "\"\n");
+  }
+  if (rs)
+    outf(o, "      \"}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %d;\\n}\\n\"\n", regs, regs + 1,
+         regs + 2, regs + 3, regs + 4, tb);
+  else
+    outf(o, "      \"}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n", regs, regs + 1, ta, tb);
+  outf(o, "      : ");
+  for (int i = 0; i < regs; i++)
+    outf(o, "\"+f\"(d[%d])%s%s", i, i + 1 < regs ? ", " : "", (i % 8 == 7 && i + 1 < regs) ? "\n        " : "");
+  if (rs)
+    outf(o, "\n      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(db), \"r\"(scale_d));\n}\n\n");
+  else
+    outf(o, "\n      : \"l\"(da), \"l\"(db), \"r\"(scale_d));\n}\n\n");
+  return kept;
+}
+
+/* For helpers emitted outside this file (lower.c): 1 if already emitted. */
+int seen_name(Prelude *p, const char *name) { return seen(p, name); }

@@ -1,0 +1,294 @@
+/* gdngen.h: the one internal header of the generator.
+ *
+ * Reads as a table of contents: shared types first, then one banner per
+ * source file with what that file owns. The five lowering rules (legality,
+ * fragment, smem, tma, tail) are pure functions of their arguments; the
+ * emitters write text only through out.c; the schedules (probe.c,
+ * generic.c) combine rules and templates into kernels.
+ */
+#ifndef GDNGEN_H
+#define GDNGEN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GDNGEN_VERSION "0.1.0"
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+
+/* A diagnostic: the sentence that names a broken rule. */
+typedef struct Diag {
+  char msg[320];
+} Diag;
+
+
+/* ---------------------------------------------------------- target.c */
+typedef enum ArchId { ARCH_SM80, ARCH_SM90, ARCH_SM90A, ARCH_SM100A, ARCH_COUNT } ArchId;
+typedef struct ArchInfo {
+  const char *name;    /* "sm_90a" */
+  int sm;              /* 90 */
+  int wgmma;           /* wgmma.mma_async and setmaxnreg exist */
+  const char *gencode; /* nvcc flag, NULL when gdngen cannot target it */
+} ArchInfo;
+const ArchInfo *arch_info(ArchId a);
+int arch_parse(const char *name, ArchId *out); /* -1 if unknown */
+
+typedef enum DType { DT_BF16, DT_F16, DT_F32, DT_COUNT } DType;
+typedef struct DTypeInfo {
+  const char *name; /* "bf16" */
+  const char *ptx;  /* wgmma type suffix: "bf16" */
+  int bytes;
+  int tma_code;     /* CUtensorMapDataType value */
+} DTypeInfo;
+const DTypeInfo *dtype_info(DType t);
+int dtype_parse(const char *name, DType *out);
+
+/* ------------------------------------------------------- legality.c */
+typedef enum OperandSrc { SRC_SMEM, SRC_REG } OperandSrc;
+typedef enum Major { MAJOR_K, MAJOR_MN } Major;
+
+/* One wgmma request, as a schedule asks for it. */
+typedef struct WgmmaReq {
+  ArchId arch;
+  int m, n, k;          /* k: the whole reduction, issued as k/16 instructions */
+  DType a, b, c;        /* c is the accumulator type */
+  OperandSrc a_src;     /* SS (smem) or RS (registers) */
+  OperandSrc c_src;     /* must be registers */
+  Major a_major, b_major;
+  int a_from_acc;       /* A is an fp32 accumulator cast to a */
+  int first_thread;     /* the issuing scope: [first_thread, +nthreads) */
+  int nthreads;
+} WgmmaReq;
+int wgmma_check(const WgmmaReq *r, Diag *d); /* 0 legal, -1 with the rule */
+int wgmma_rule_count(void);
+const char *wgmma_rule_name(int i);
+
+/* ------------------------------------------------------- fragment.c */
+/* A fragment map sends (thread t of the warpgroup, register index r) to a
+ * (row, col) of the matrix: a sum of terms ((x >> shift) & mask) * scale
+ * with x = t or r. The same table drives the C evaluation, the tests and
+ * the text of the emitted index arithmetic. */
+typedef struct FragTerm {
+  char var;  /* 't' or 'r' */
+  int shift, mask, scale;
+} FragTerm;
+typedef struct FragMap {
+  const char *name;
+  int rows, cols;     /* the matrix the map covers */
+  int regs;           /* registers (elements) per thread */
+  int nrow, ncol;
+  FragTerm row[4], col[4];
+} FragMap;
+typedef struct Coord {
+  int row, col;
+} Coord;
+FragMap frag_acc(int n);    /* m64nN fp32 accumulator, regs = n / 2      */
+FragMap frag_a_k16(void);   /* RS A of one k16 step: element e = 2 reg + half */
+Coord frag_eval(const FragMap *m, int t, int r);
+int frag_check_bijective(const FragMap *m, Diag *d);
+/* Register of the accumulator that A element e of k16 step j reads when
+ * an accumulator is reused as A (columns 16j .. 16j + 15). */
+int frag_acc_as_a(int j, int e);
+/* First register of the column slice [n0, n0 + w) of an m64nN accumulator. */
+int frag_slice_first(int n, int n0, int w, Diag *d);
+
+/* ----------------------------------------------------------- smem.c */
+typedef enum Swizzle { SWZ_NONE, SWZ_32B, SWZ_64B, SWZ_128B, SWZ_COUNT } Swizzle;
+typedef struct SwizzleInfo {
+  const char *name;   /* "128B" */
+  int span;           /* bytes of one swizzled row (16 for none: a core-matrix row) */
+  int period;         /* alignment and repeat of the pattern in bytes */
+  int desc_type;      /* descriptor bits 62-63 */
+  int tma_code;       /* CUtensorMapSwizzle value */
+  uint32_t xor_mask;  /* address bits that are XORed into bits 4.. */
+} SwizzleInfo;
+const SwizzleInfo *swizzle_info(Swizzle s);
+int swizzle_parse(const char *name, Swizzle *out);
+uint32_t swizzle_apply(Swizzle s, uint32_t byte_addr);
+
+/* A matrix tile in shared memory: mn x k elements, in one of the canonical
+ * wgmma layouts, based at a 1024-byte aligned address. The storage order
+ * is the TMA order: "rows" are the strided dimension (mn for K-major, k for
+ * MN-major), atoms of `span` bytes hold the contiguous one. */
+typedef struct SmemTile {
+  DType dt;
+  Major major;
+  Swizzle swz;
+  int mn, k;
+} SmemTile;
+int tile_check(const SmemTile *t, Diag *d);
+uint32_t tile_bytes(const SmemTile *t);
+int tile_rows(const SmemTile *t);          /* TMA outer extent */
+int tile_row_elems(const SmemTile *t);     /* TMA inner extent */
+uint32_t tile_linear(const SmemTile *t, int mn, int k); /* before swizzle */
+uint32_t tile_offset(const SmemTile *t, int mn, int k); /* swizzled */
+
+/* The descriptor of the wgmma operand slice at (mn0, k0): its start offset
+ * from the tile base, LBO, SBO (bytes) and layout type. */
+typedef struct DescParts {
+  uint32_t start, lbo, sbo;
+  int type;
+} DescParts;
+int desc_for(const SmemTile *t, int mn0, int k0, DescParts *p, Diag *d);
+uint64_t desc_encode(uint32_t smem_addr, const DescParts *p);
+uint64_t desc_high(const DescParts *p); /* the encoding without the start field */
+
+/* ------------------------------------------------------------ tma.c */
+/* The parameters of cuTensorMapEncodeTiled, checked before any call. */
+typedef struct TmaSpec {
+  DType dt;
+  int rank;
+  uint64_t dims[5];      /* innermost first, in elements */
+  uint64_t strides[4];   /* bytes, dims 1 .. rank-1 */
+  uint32_t box[5];
+  uint32_t elem_strides[5];
+  Swizzle swz;
+  uint64_t addr;         /* global base address (0 for a table entry) */
+  int check_addr;        /* addr is real: check its alignment */
+} TmaSpec;
+int tma_check(const TmaSpec *s, Diag *d);
+/* One TMA load of a tile: its box origin relative to the tile origin
+ * (inner in elements, outer in rows) and its destination offset. */
+typedef struct TmaBox {
+  int inner, outer;
+  uint32_t smem_off;
+} TmaBox;
+int tma_tile_boxes(const SmemTile *t, TmaBox *boxes, int max, Diag *d);
+void tma_tile_box_dims(const SmemTile *t, uint32_t box[2]);
+
+/* ----------------------------------------------------------- tail.c */
+/* A masked copy of a tile whose first P storage rows are valid: 16-byte
+ * vectors spread over the threads; rows >= P are zero-filled, nothing past
+ * them is read. */
+typedef struct TailPlan {
+  SmemTile tile;
+  int nthreads;
+  int vecs_per_row;  /* 16-byte vectors in one storage row */
+  int iters;         /* vectors per thread */
+} TailPlan;
+int tail_plan(const SmemTile *t, int nthreads, TailPlan *p, Diag *d);
+typedef struct TailLane {
+  int row, col;       /* storage row and first element of the vector */
+  int load;           /* 1: read global, 0: write zeros */
+  uint32_t smem_off;  /* swizzled destination */
+} TailLane;
+TailLane tail_lane(const TailPlan *p, int tid, int iter, int valid_rows);
+
+/* ------------------------------------------------------------ out.c */
+/* A growing text buffer; every emitted character goes through outf. */
+typedef struct Out {
+  char *buf;
+  size_t len, cap;
+  int indent;
+} Out;
+void out_init(Out *o);
+void out_free(Out *o);
+void outf(Out *o, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void out_line(Out *o, const char *fmt, ...) PRINTF_LIKE(2, 3); /* indented + \n */
+void out_append(Out *o, const Out *src);
+int out_write_file(const Out *o, const char *path, Diag *d);
+/* The header comment every generated file starts with. */
+void gen_header(Out *o, const char *what, ArchId arch, const char *comment);
+
+/* ------------------------------------------------------- template.c */
+/* Templates hold kernel skeletons with named slots @{NAME}. Every slot must
+ * be given and every given value must be used. */
+typedef struct Slot {
+  const char *name;
+  const char *text;
+} Slot;
+int template_load(const char *dir, const char *name, Out *text, Diag *d);
+int template_fill(const char *tmpl, const Slot *slots, int n, Out *o, Diag *d);
+
+/* ----------------------------------------------------------- emit.c */
+/* One emitter per PTX instruction: each writes a __device__ wrapper around
+ * one inline-asm statement, once per distinct form (the Prelude dedups). */
+typedef struct Prelude {
+  Out text;
+  char *seen[256];
+  int nseen;
+} Prelude;
+void prelude_init(Prelude *p, ArchId arch);
+void prelude_free(Prelude *p);
+typedef struct WgmmaForm {
+  int n;
+  DType ab;
+  OperandSrc a_src;
+  Major a_major, b_major;
+} WgmmaForm;
+const char *emit_wgmma(Prelude *p, const WgmmaForm *f); /* returns the wrapper name */
+void emit_wgmma_fence(Prelude *p);
+void emit_wgmma_commit(Prelude *p);
+void emit_wgmma_wait(Prelude *p, int n);
+void emit_fence_operand(Prelude *p, int packed); /* f32 accumulators or u32 A */
+void emit_fence_proxy_async(Prelude *p);
+void emit_mbar_init(Prelude *p);
+void emit_fence_mbar_init(Prelude *p);
+void emit_mbar_expect_tx(Prelude *p);
+void emit_mbar_wait(Prelude *p);
+void emit_tma_load_2d(Prelude *p);
+void emit_prefetch_tensormap(Prelude *p);
+void emit_ld_global_v4(Prelude *p);
+void emit_st_shared_v4(Prelude *p);
+void emit_cvt_pack(Prelude *p, DType dt); /* cvt.rn.{bf16,f16}x2.f32 */
+void emit_smem_u32(Prelude *p);
+void emit_setmaxnreg(Prelude *p, int inc, int regs);
+int seen_name(Prelude *p, const char *name); /* 1 if emitted before, else records it */
+
+/* ---------------------------------------------------------- lower.c */
+/* Device helpers generated from the rule tables. */
+void emit_frag_fn(Prelude *p, const char *fname, const FragMap *m);
+void emit_tile_offset_fn(Prelude *p, const char *fname, const SmemTile *t);
+void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *t);
+void emit_acc_to_a(Prelude *p, Out *o, const char *acc, const char *a, int ksteps, DType dt);
+
+/* The text a schedule writes for one wgmma product: k/16 instructions with
+ * descriptors advanced per the smem rules. It emits no commit or wait: the
+ * schedule places those. Checks legality first; on failure nothing. */
+typedef struct Product {
+  WgmmaReq req;
+  SmemTile a_tile, b_tile;   /* a_tile unused for RS */
+  int a_mn0, a_k0, b_mn0, b_k0;
+  const char *acc;           /* accumulator array name */
+  const char *a_regs;        /* RS: array of k/16 * 4 u32, or an acc to cast */
+  const char *a_base, *b_base; /* smem u32 address expressions */
+  const char *scale_d;       /* expression for the first instruction */
+} Product;
+int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d);
+
+/* ---------------------------------------------------------- probe.c */
+typedef enum ProbeKind { PROBE_GEMM, PROBE_CHAIN, PROBE_TAIL } ProbeKind;
+typedef struct ProbeSpec {
+  ProbeKind kind;
+  char name[64];
+  int n, k;
+  OperandSrc a_src;
+  Swizzle a_swz, b_swz;
+  Major a_major, b_major;
+  int b_clip;      /* rows of B's global tensor missing at its end (TMA zero fill) */
+  int n2;          /* chain: N of the second product, whose B is C */
+  Swizzle c_swz;
+  Major c_major;
+} ProbeSpec;
+int probe_list(ProbeSpec *out, int max);
+int probe_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d);
+
+/* -------------------------------------------------------- generic.c */
+int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d);
+
+/* ---------------------------------------------------------- ninja.c */
+typedef struct KernelFile {
+  const char *stem;  /* generated/<stem>.cu -> build/kernels/<stem>.cubin */
+  int embed;         /* linked into libgdn */
+} KernelFile;
+int ninja_emit(const char *out_dir, ArchId arch, const KernelFile *files, int n, Diag *d);
+int embed_files(const char *out_c, int nfiles, char **files, Diag *d);
+
+/* ------------------------------------------------------------ util.c */
+int diag_fail(Diag *d, const char *fmt, ...) PRINTF_LIKE(2, 3); /* returns -1 */
+char *xstrdup(const char *s);
+char *path_join(const char *dir, const char *name); /* malloc'd */
+
+#endif /* GDNGEN_H */

@@ -1,0 +1,160 @@
+/* lower.c: the rules turned into device code: wgmma products with their
+ * descriptors, fragment index functions, tile offsets and masked copies.
+ * Everything here is derived from legality.c, fragment.c, smem.c and
+ * tail.c; no layout constant is written by hand.
+ */
+#include <string.h>
+
+#include "gdngen.h"
+
+#define FN "static __device__ __forceinline__"
+
+static int check_tile_use(const char *which, const SmemTile *t, DType dt, Major major, int mn0,
+                          int mn, int k0, int k, Diag *d) {
+  if (tile_check(t, d) != 0)
+    return -1;
+  if (t->dt != dt || t->major != major)
+    return diag_fail(d, "product: %s tile is %s %s-major, the request wants %s %s-major", which,
+                     dtype_info(t->dt)->name, t->major == MAJOR_K ? "K" : "MN",
+                     dtype_info(dt)->name, major == MAJOR_K ? "K" : "MN");
+  if (mn0 + mn > t->mn || k0 + k > t->k)
+    return diag_fail(d, "product: %s slice [%d, %d) x [%d, %d) leaves its %d x %d tile", which,
+                     mn0, mn0 + mn, k0, k0 + k, t->mn, t->k);
+  return 0;
+}
+
+static int desc_text(const SmemTile *t, int mn0, int k0, const char *base, char *buf, size_t n,
+                     Diag *d) {
+  DescParts dp;
+  if (desc_for(t, mn0, k0, &dp, d) != 0)
+    return -1;
+  snprintf(buf, n, "gdn_desc(%s + %uu, 0x%016llxull)", base, dp.start,
+           (unsigned long long)desc_high(&dp));
+  return 0;
+}
+
+static void fence_acc(Out *o, const char *acc, int regs) {
+  out_line(o, "#pragma unroll");
+  out_line(o, "for (int i_ = 0; i_ < %d; ++i_) fence_operand(%s[i_]);", regs, acc);
+}
+
+/* One product: the operand fences, wgmma.fence and k/16 instructions. The
+ * first takes scale_d (0: overwrite), the rest accumulate. */
+int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d) {
+  const WgmmaReq *r = &pr->req;
+  if (wgmma_check(r, d) != 0)
+    return -1;
+  int rs = r->a_src == SRC_REG;
+  if (!rs && check_tile_use("A", &pr->a_tile, r->a, r->a_major, pr->a_mn0, r->m, pr->a_k0, r->k, d))
+    return -1;
+  if (check_tile_use("B", &pr->b_tile, r->b, r->b_major, pr->b_mn0, r->n, pr->b_k0, r->k, d))
+    return -1;
+  WgmmaForm f = {r->n, r->a, r->a_src, r->a_major, r->b_major};
+  const char *name = emit_wgmma(p, &f);
+  emit_fence_operand(p, 0);
+  emit_wgmma_fence(p);
+  fence_acc(o, pr->acc, r->n / 2);
+  if (rs) {
+    emit_fence_operand(p, 1);
+    fence_acc(o, pr->a_regs, r->k / 16 * 4);
+  }
+  out_line(o, "wgmma_fence();");
+  for (int j = 0; j < r->k / 16; j++) {
+    char da[160], db[160];
+    if (desc_text(&pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, pr->b_base, db, sizeof db, d))
+      return -1;
+    const char *sd = j == 0 ? pr->scale_d : "1";
+    if (rs) {
+      out_line(o, "%s(%s, %s[%d], %s[%d], %s[%d], %s[%d], %s, %s);", name, pr->acc, pr->a_regs,
+               4 * j, pr->a_regs, 4 * j + 1, pr->a_regs, 4 * j + 2, pr->a_regs, 4 * j + 3, db, sd);
+    } else {
+      if (desc_text(&pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j, pr->a_base, da, sizeof da, d))
+        return -1;
+      out_line(o, "%s(%s, %s, %s, %s);", name, pr->acc, da, db, sd);
+    }
+  }
+  fence_acc(o, pr->acc, r->n / 2);
+  return 0;
+}
+
+/* a[4j + r] packs the accumulator registers that fragment.c says hold
+ * A element 2r and 2r + 1 of k16 step j. */
+void emit_acc_to_a(Prelude *p, Out *o, const char *acc, const char *a, int ksteps, DType dt) {
+  emit_cvt_pack(p, dt);
+  for (int j = 0; j < ksteps; j++)
+    for (int r = 0; r < 4; r++)
+      out_line(o, "%s[%d] = pack_%s(%s[%d], %s[%d]);", a, 4 * j + r, dtype_info(dt)->ptx, acc,
+               frag_acc_as_a(j, 2 * r), acc, frag_acc_as_a(j, 2 * r + 1));
+}
+
+static void emit_terms(Out *o, const FragTerm *t, int n) {
+  for (int i = 0; i < n; i++) {
+    const char *v = t[i].var == 't' ? "t" : "r";
+    if (t[i].mask)
+      outf(o, "%s((%s >> %d) & %d) * %d", i ? " + " : "", v, t[i].shift, t[i].mask, t[i].scale);
+    else
+      outf(o, "%s(%s >> %d) * %d", i ? " + " : "", v, t[i].shift, t[i].scale);
+  }
+}
+
+void emit_frag_fn(Prelude *p, const char *fname, const FragMap *m) {
+  char key[96];
+  snprintf(key, sizeof key, "frag %s", fname);
+  if (seen_name(p, key))
+    return;
+  Out *o = &p->text;
+  outf(o, "// Fragment %s (%d x %d, %d registers a thread): row and column of\n", m->name,
+       m->rows, m->cols, m->regs);
+  outf(o, "// register r of warpgroup thread t.\n");
+  outf(o, FN " int %s_row(int t, int r) { return ", fname);
+  emit_terms(o, m->row, m->nrow);
+  outf(o, "; }\n" FN " int %s_col(int t, int r) { return ", fname);
+  emit_terms(o, m->col, m->ncol);
+  outf(o, "; }\n\n");
+}
+
+void emit_tile_offset_fn(Prelude *p, const char *fname, const SmemTile *t) {
+  char key[96];
+  snprintf(key, sizeof key, "tile %s", fname);
+  if (seen_name(p, key))
+    return;
+  const SwizzleInfo *sw = swizzle_info(t->swz);
+  int esz = dtype_info(t->dt)->bytes, E = sw->span / esz, rows = tile_rows(t);
+  Out *o = &p->text;
+  outf(o, "// Byte offset of element (mn, k) in a %d x %d %s %s-major tile, %s swizzle.\n", t->mn,
+       t->k, dtype_info(t->dt)->name, t->major == MAJOR_K ? "K" : "MN", sw->name);
+  outf(o, FN " u32 %s(u32 mn, u32 k) {\n", fname);
+  outf(o, "  u32 row = %s, e = %s;\n", t->major == MAJOR_K ? "mn" : "k", t->major == MAJOR_K ? "k" : "mn");
+  outf(o, "  u32 a = (e / %du) * %du + row * %du + (e %% %du) * %du;\n", E, rows * sw->span,
+       sw->span, E, esz);
+  if (t->swz == SWZ_NONE)
+    outf(o, "  return a;\n}\n\n");
+  else
+    outf(o, "  return a ^ ((a & 0x%xu) >> 3);\n}\n\n", sw->xor_mask);
+}
+
+void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *tp) {
+  char key[96], off[96];
+  snprintf(key, sizeof key, "tail %s", fname);
+  if (seen_name(p, key))
+    return;
+  snprintf(off, sizeof off, "%s_off", fname);
+  emit_tile_offset_fn(p, off, &tp->tile);
+  emit_ld_global_v4(p);
+  emit_st_shared_v4(p);
+  const SmemTile *t = &tp->tile;
+  int esz = dtype_info(t->dt)->bytes;
+  Out *o = &p->text;
+  outf(o, "// Masked copy of %d storage rows x %d elements: rows >= valid are written\n",
+       tile_rows(t), tile_row_elems(t));
+  outf(o, "// as zeros and never read (tail.c). `src` is storage row 0.\n");
+  outf(o, FN " void %s(u32 dst, const char *src, i64 row_bytes, int valid, int tid) {\n", fname);
+  outf(o, "#pragma unroll\n  for (int it = 0; it < %d; ++it) {\n", tp->iters);
+  outf(o, "    int v = it * %d + tid;\n", tp->nthreads);
+  outf(o, "    int row = v / %d, e = (v %% %d) * %d;\n", tp->vecs_per_row, tp->vecs_per_row,
+       16 / esz);
+  outf(o, "    u32 x = 0, y = 0, z = 0, w = 0;\n");
+  outf(o, "    if (row < valid) ld_global_v4(src + row * row_bytes + e * %d, x, y, z, w);\n", esz);
+  outf(o, "    st_shared_v4(dst + %s(%s), x, y, z, w);\n  }\n}\n\n", off,
+       t->major == MAJOR_K ? "row, e" : "e, row");
+}

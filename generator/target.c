@@ -1,0 +1,43 @@
+/* target.c: the tables of architectures and element types. */
+#include <string.h>
+
+#include "gdngen.h"
+
+/* Only sm_90a has wgmma and setmaxnreg; the others are listed so that a
+ * request for them is refused by name rather than as an unknown word. */
+static const ArchInfo arch_table[] = {
+    [ARCH_SM80] = {"sm_80", 80, 0, NULL},
+    [ARCH_SM90] = {"sm_90", 90, 0, NULL},
+    [ARCH_SM90A] = {"sm_90a", 90, 1, "-gencode=arch=compute_90a,code=sm_90a"},
+    [ARCH_SM100A] = {"sm_100a", 100, 0, NULL},
+};
+_Static_assert(COUNT_OF(arch_table) == ARCH_COUNT, "one row per ArchId");
+
+/* tma_code: CU_TENSOR_MAP_DATA_TYPE_{BFLOAT16 = 9, FLOAT16 = 6, FLOAT32 = 7}. */
+static const DTypeInfo dtype_table[] = {
+    [DT_BF16] = {"bf16", "bf16", 2, 9},
+    [DT_F16] = {"f16", "f16", 2, 6},
+    [DT_F32] = {"f32", "f32", 4, 7},
+};
+_Static_assert(COUNT_OF(dtype_table) == DT_COUNT, "one row per DType");
+
+const ArchInfo *arch_info(ArchId a) { return &arch_table[a]; }
+const DTypeInfo *dtype_info(DType t) { return &dtype_table[t]; }
+
+int arch_parse(const char *name, ArchId *out) {
+  for (int i = 0; i < ARCH_COUNT; i++)
+    if (strcmp(name, arch_table[i].name) == 0) {
+      *out = (ArchId)i;
+      return 0;
+    }
+  return -1;
+}
+
+int dtype_parse(const char *name, DType *out) {
+  for (int i = 0; i < DT_COUNT; i++)
+    if (strcmp(name, dtype_table[i].name) == 0) {
+      *out = (DType)i;
+      return 0;
+    }
+  return -1;
+}

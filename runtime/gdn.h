@@ -1,0 +1,115 @@
+/* gdn.h: the public C API of libgdn, Gated Delta Net prefill on sm_90a.
+ *
+ * One call runs the whole prefill of a packed batch of sequences:
+ *
+ *     gdn_handle *h;
+ *     gdn_create(0, &h);                      // device ordinal 0
+ *     gdn_prefill_args a = gdn_prefill_args_default();
+ *     a.q = q; a.k = k; a.v = v; a.o = o; ... // device pointers
+ *     size_t ws;
+ *     gdn_workspace_size(h, &a, &ws);         // or pass NULL and let h own it
+ *     gdn_prefill(h, &a, workspace, ws, stream);
+ *     gdn_destroy(h);
+ *
+ * Tensors (all on the device, contiguous, see docs/api.md):
+ *   q            [T, Hq, 128]   bf16
+ *   k            [T, Hk, 128]   bf16
+ *   v            [T, Hv, 128]   bf16
+ *   alpha        [T, Ho]        fp32, decay in (0, 1]; NULL means 1
+ *   beta         [T, Ho]        fp32, write strength;  NULL means 1
+ *   cu_seqlens   [N + 1]        int32, 0 = c0 < c1 < ... < cN = T
+ *   initial_state[N, Ho, 128, 128] fp32 ([V, K], K contiguous); NULL means 0
+ *   final_state  [N, Ho, 128, 128] fp32; NULL means not wanted
+ *   o            [T, Ho, 128]   bf16, written
+ * with Ho = max(Hq, Hv) and the head relation MHA (Hq = Hk = Hv),
+ * GQA (Hk = Hv, Hq a multiple of Hk) or GVA (Hq = Hk, Hv a multiple of Hq).
+ *
+ * Every function returns a status. A failed call launches nothing and writes
+ * nothing; gdn_last_error() then holds a sentence naming the broken rule.
+ * The host never reads cu_seqlens, so a call can be captured in a CUDA graph.
+ * A handle may be used from several host threads at once (each call works
+ * only on its arguments and the caller's stream).
+ */
+#ifndef GDN_H
+#define GDN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GDN_HEAD_DIM 128
+#define GDN_CHUNK 64
+
+typedef enum gdn_status {
+  GDN_OK = 0,
+  GDN_ERR_INVALID_ARGUMENT = 1, /* shapes, head relation, alignment, scale  */
+  GDN_ERR_UNSUPPORTED = 2,      /* a valid request this build cannot serve  */
+  GDN_ERR_CUDA = 3,             /* a CUDA driver call failed                */
+  GDN_ERR_NO_KERNEL = 4,        /* no loadable kernel for this device       */
+  GDN_ERR_OUT_OF_MEMORY = 5,    /* host or device allocation failed         */
+  GDN_ERR_WORKSPACE = 6         /* the caller's workspace is too small      */
+} gdn_status;
+
+typedef enum gdn_route {
+  GDN_ROUTE_GENERIC = 0,        /* prepare + scan/output                   */
+  GDN_ROUTE_REGISTER_REPLAY = 1,/* one fused 512-thread kernel             */
+  GDN_ROUTE_PREDECESSOR_REPLAY = 2 /* prepare + replay/output, 256 threads */
+} gdn_route;
+
+typedef struct gdn_handle gdn_handle;
+
+/* Device pointers are plain integers (CUdeviceptr), so the header needs no
+ * CUDA include; a CUstream is passed as void *. */
+typedef struct gdn_prefill_args {
+  uint64_t q, k, v;             /* bf16 inputs                              */
+  uint64_t alpha, beta;         /* fp32 [T, Ho] or 0                        */
+  uint64_t cu_seqlens;          /* int32 [N + 1]                            */
+  uint64_t initial_state;       /* fp32 [N, Ho, 128, 128] or 0              */
+  uint64_t final_state;         /* fp32 [N, Ho, 128, 128] or 0              */
+  uint64_t o;                   /* bf16 [T, Ho, 128]                        */
+  int64_t T;                    /* total tokens; 0 is a valid no-op         */
+  int32_t N;                    /* sequences, >= 1                          */
+  int32_t Hq, Hk, Hv;           /* head counts                              */
+  int32_t head_dim;             /* must be 128                              */
+  float scale;                  /* finite                                   */
+  int32_t force_generic;        /* nonzero: take the generic route         */
+} gdn_prefill_args;
+
+/* Zero pointers, head_dim 128, scale 1/sqrt(128). */
+gdn_prefill_args gdn_prefill_args_default(void);
+
+/* Creates a handle for CUDA device `device`: loads the embedded cubins, or
+ * compiles the embedded CUDA source with NVRTC when they cannot be loaded
+ * (or when `flags` has GDN_CREATE_NVRTC). */
+#define GDN_CREATE_NVRTC 1u
+gdn_status gdn_create(int device, gdn_handle **out);
+gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out);
+void gdn_destroy(gdn_handle *h);
+
+/* Checks the arguments and says how many workspace bytes a call needs. */
+gdn_status gdn_workspace_size(gdn_handle *h, const gdn_prefill_args *a,
+                              size_t *bytes);
+
+/* Checks the arguments and says which route the call would take. */
+gdn_status gdn_query_route(gdn_handle *h, const gdn_prefill_args *a,
+                           gdn_route *route);
+
+/* Runs the prefill on `stream` (a CUstream, NULL for the default stream).
+ * `workspace` may be 0, then the handle grows and owns one (not capturable
+ * the first time it grows); otherwise it must hold workspace_size bytes. */
+gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a,
+                       uint64_t workspace, size_t workspace_bytes,
+                       void *stream);
+
+const char *gdn_status_string(gdn_status s);
+const char *gdn_route_name(gdn_route r);
+/* The last failure's sentence on this handle, "" if none. */
+const char *gdn_last_error(const gdn_handle *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GDN_H */

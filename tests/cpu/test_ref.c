@@ -1,0 +1,534 @@
+/* test_ref.c: the CPU references checked against known values, against
+ * each other and against exact arithmetic, before any kernel is checked
+ * against them. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref.h"
+
+static float float_of(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* ---- conversions --------------------------------------------------------- */
+
+static void test_bf16_known_values(void **unused) {
+  (void)unused;
+  assert_int_equal(ref_bf16(1.0f), 0x3f80);
+  assert_int_equal(ref_bf16(-2.0f), 0xc000);
+  assert_int_equal(ref_bf16(-0.0f), 0x8000);
+  assert_int_equal(ref_bf16(float_of(0x7f7f0000u)), 0x7f7f); /* max bf16 */
+  assert_int_equal(ref_bf16(FLT_MAX), 0x7f80);     /* past max + ulp/2: inf */
+  assert_int_equal(ref_bf16(INFINITY), 0x7f80);
+  /* ties go to the even neighbour, in both directions */
+  assert_int_equal(ref_bf16(float_of(0x3f808000u)), 0x3f80);
+  assert_int_equal(ref_bf16(float_of(0x3f818000u)), 0x3f82);
+  assert_int_equal(ref_bf16(float_of(0x3f808001u)), 0x3f81);
+  assert_int_equal(ref_bf16(float_of(0x3f7fffffu)), 0x3f80); /* carry */
+  /* fp32 subnormals round like any other value */
+  assert_int_equal(ref_bf16(float_of(0x00008000u)), 0x0000);
+  assert_int_equal(ref_bf16(float_of(0x00018000u)), 0x0002);
+  assert_int_equal(ref_bf16(float_of(0x00010000u)), 0x0001);
+  /* NaN stays NaN, even one whose payload would round away */
+  assert_true(isnan(ref_bf16_to_f32(ref_bf16(NAN))));
+  assert_true(isnan(ref_bf16_to_f32(ref_bf16(float_of(0x7f800001u)))));
+  assert_true(isnan(ref_bf16_to_f32(ref_bf16(float_of(0xff800001u)))));
+  assert_true(ref_bf16_to_f32(0x3f80) == 1.0f);
+  assert_true(ref_round_bf16(1.00390625f) == 1.0f); /* 1 + 2^-8: tie */
+}
+
+static void test_f16_known_values(void **unused) {
+  (void)unused;
+  assert_int_equal(ref_f16(1.0f), 0x3c00);
+  assert_int_equal(ref_f16(-2.0f), 0xc000);
+  assert_int_equal(ref_f16(-0.0f), 0x8000);
+  assert_int_equal(ref_f16(65504.0f), 0x7bff); /* max fp16 */
+  assert_int_equal(ref_f16(65519.0f), 0x7bff);
+  assert_int_equal(ref_f16(65520.0f), 0x7c00); /* the tie goes to inf */
+  assert_int_equal(ref_f16(1e6f), 0x7c00);
+  assert_int_equal(ref_f16(-INFINITY), 0xfc00);
+  assert_int_equal(ref_f16(ldexpf(1.0f, -14)), 0x0400);      /* min normal */
+  assert_int_equal(ref_f16(ldexpf(1023.0f, -24)), 0x03ff);   /* max subn. */
+  assert_int_equal(ref_f16(ldexpf(1.0f, -24)), 0x0001);      /* min subn. */
+  assert_int_equal(ref_f16(ldexpf(1.0f, -25)), 0x0000);      /* tie to 0 */
+  assert_int_equal(ref_f16(ldexpf(1.0f, -25) * 1.0001f), 0x0001);
+  assert_int_equal(ref_f16(ldexpf(3.0f, -25)), 0x0002);      /* 1.5: tie */
+  assert_int_equal(ref_f16(ldexpf(5.0f, -25)), 0x0002);      /* 2.5: tie */
+  assert_int_equal(ref_f16(ldexpf(2047.0f, -25)), 0x0400);   /* up to normal */
+  assert_int_equal(ref_f16(1.0f + ldexpf(1.0f, -11)), 0x3c00);       /* tie */
+  assert_int_equal(ref_f16(1.0f + ldexpf(3.0f, -11)), 0x3c02);       /* tie */
+  assert_int_equal(ref_f16(float_of(0x00000001u)), 0x0000);
+  assert_true(isnan(ref_f16_to_f32(ref_f16(NAN))));
+  assert_true(isnan(ref_f16_to_f32(ref_f16(float_of(0x7f800001u)))));
+  assert_true(ref_f16_to_f32(0x0001) == ldexpf(1.0f, -24));
+  assert_true(ref_f16_to_f32(0x7bff) == 65504.0f);
+  assert_true(signbit(ref_f16_to_f32(0x8000)));
+}
+
+/* Every finite 16-bit pattern survives the trip through fp32. */
+static void test_round_trip_all_patterns(void **unused) {
+  (void)unused;
+  for (uint32_t h = 0; h < 0x10000u; h++) {
+    float b = ref_bf16_to_f32((uint16_t)h), f = ref_f16_to_f32((uint16_t)h);
+    if (!isnan(b))
+      assert_int_equal(ref_bf16(b), h);
+    else
+      assert_true(isnan(ref_bf16_to_f32(ref_bf16(b))));
+    if (!isnan(f))
+      assert_int_equal(ref_f16(f), h);
+    else
+      assert_true(isnan(ref_f16_to_f32(ref_f16(f))));
+  }
+}
+
+/* The chosen neighbour r of x is at least as near as r - 1 and r + 1 (in
+ * the direction of |x|), and wins a tie only when it is even. */
+static void check_nearest_even(float x, uint16_t r, float (*dec)(uint16_t)) {
+  double d = fabs((double)x - dec(r));
+  uint16_t mag = r & 0x7fffu;
+  for (int step = -1; step <= 1; step += 2) {
+    if ((mag == 0 && step < 0) || isinf(dec(r)))
+      continue;
+    uint16_t n = (uint16_t)((r & 0x8000u) | (mag + step));
+    double dn = fabs((double)x - dec(n));
+    if (isinf(dec(n)))
+      continue;
+    assert_true(d <= dn);
+    if (d == dn)
+      assert_int_equal(r & 1u, 0);
+  }
+}
+
+static void test_rounding_is_nearest_even(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(7);
+  for (int i = 0; i < 200000; i++) {
+    float x = float_of((uint32_t)ref_rng_next(&rng));
+    if (isnan(x) || fabsf(x) >= 65504.0f)
+      continue;
+    check_nearest_even(x, ref_f16(x), ref_f16_to_f32);
+    if (fabsf(x) < 1e30f) /* stay clear of bf16 overflow */
+      check_nearest_even(x, ref_bf16(x), ref_bf16_to_f32);
+  }
+}
+
+/* ---- random numbers, problems, shapes, metrics --------------------------- */
+
+static void test_rng_is_seeded_and_normal(void **unused) {
+  (void)unused;
+  ref_rng a = ref_rng_seed(42), b = ref_rng_seed(42);
+  for (int i = 0; i < 10; i++)
+    assert_true(ref_rng_next(&a) == ref_rng_next(&b));
+  double sum = 0.0, sum2 = 0.0;
+  const int n = 100000;
+  for (int i = 0; i < n; i++) {
+    double x = ref_normal(&a);
+    sum += x;
+    sum2 += x * x;
+  }
+  assert_true(fabs(sum / n) < 0.02);
+  assert_true(fabs(sum2 / n - 1.0) < 0.03);
+}
+
+static void test_random_problem_follows_the_benchmark(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(1);
+  const int32_t lens[] = {3, 5};
+  ref_problem_owned *o = ref_problem_random(&rng, lens, 2, 2, 2, 4, 0);
+  assert_non_null(o);
+  assert_int_equal(o->p.T, 8);
+  assert_int_equal(o->cu_seqlens[2], 8);
+  assert_int_equal(ref_problem_check(&o->p), 0);
+  for (int r = 0; r < 8 * 2; r++) { /* unit keys, to bf16 precision */
+    double n2 = 0.0;
+    for (int i = 0; i < REF_D; i++) {
+      double k = ref_bf16_to_f32(o->k[r * REF_D + i]);
+      n2 += k * k;
+    }
+    assert_true(fabs(sqrt(n2) - 1.0) < 1e-2);
+  }
+  for (int i = 0; i < 8 * 4; i++) {
+    assert_true(o->alpha[i] >= 0.8f && o->alpha[i] <= 1.0f);
+    assert_true(o->beta[i] > 0.0f && o->beta[i] < 1.0f);
+  }
+  ref_problem_free(o);
+  o = ref_problem_random(&rng, lens, 2, 2, 2, 2,
+                         REF_NO_ALPHA | REF_NO_BETA | REF_NO_INITIAL_STATE);
+  assert_non_null(o);
+  assert_null(o->p.alpha);
+  assert_null(o->p.beta);
+  assert_null(o->p.initial_state);
+  ref_problem_free(o);
+  assert_null(ref_problem_random(&rng, lens, 2, 3, 2, 2, 0)); /* no relation */
+}
+
+static void test_head_map(void **unused) {
+  (void)unused;
+  int hq, hk, hv;
+  assert_int_equal(ref_head_map(4, 4, 4, 3, &hq, &hk, &hv), 0); /* MHA */
+  assert_true(hq == 3 && hk == 3 && hv == 3);
+  assert_int_equal(ref_head_map(4, 2, 2, 3, &hq, &hk, &hv), 0); /* GQA */
+  assert_true(hq == 3 && hk == 1 && hv == 1);
+  assert_int_equal(ref_head_map(2, 2, 4, 3, &hq, &hk, &hv), 0); /* GVA */
+  assert_true(hq == 1 && hk == 1 && hv == 3);
+  assert_int_equal(ref_head_map(8, 8, 16, 9, &hq, &hk, &hv), 0);
+  assert_true(hq == 4 && hk == 4 && hv == 9);
+  assert_int_equal(ref_out_heads(2, 4), 4);
+  assert_int_equal(ref_head_map(4, 2, 2, 4, &hq, &hk, &hv), -1); /* h >= Ho */
+  assert_int_equal(ref_head_map(3, 2, 2, 0, &hq, &hk, &hv), -1);
+  assert_int_equal(ref_head_map(2, 4, 4, 0, &hq, &hk, &hv), -1);
+  assert_int_equal(ref_head_map(2, 1, 4, 0, &hq, &hk, &hv), -1);
+}
+
+static void test_metrics(void **unused) {
+  (void)unused;
+  const double ref[4] = {3.0, 0.0, 4.0, 0.0};
+  double x[4] = {3.0, 0.5, 4.0, 0.0};
+  size_t at;
+  assert_true(fabs(ref_rel_rms(x, ref, 4) - 0.1) < 1e-15);
+  assert_true(ref_max_abs_err(x, ref, 4, &at) == 0.5 && at == 1);
+  x[3] = NAN;
+  assert_true(isnan(ref_max_abs_err(x, ref, 4, &at)) && at == 3);
+  assert_true(isnan(ref_rel_rms(x, ref, 4)));
+}
+
+/* ---- the recurrence by hand ---------------------------------------------- */
+
+/* Two tokens, one head, every number exact in bf16 and by hand:
+ *   S0 = all ones.
+ *   token 0: alpha = beta = 1/2, k = e0, v = 2 (all rows), q = e0 + e1.
+ *     S = 1/2; pred = S[:, 0] = 1/2; u = 1/2 (2 - 1/2) = 3/4;
+ *     S[:, 0] = 5/4, other columns 1/2; o = 5/4 + 1/2 = 7/4.
+ *   token 1: alpha = beta = 1, k = e1, v = 0, q = e1.
+ *     pred = S[:, 1] = 1/2; u = -1/2; S[:, 1] = 0: a full-strength write of
+ *     a zero value erases what key e1 held; o = S[:, 1] = 0. */
+typedef struct tiny_case {
+  uint16_t q[2][REF_D], k[2][REF_D], v[2][REF_D];
+  float alpha[2], beta[2], S0[REF_D * REF_D];
+  int32_t cu[2];
+  ref_problem p;
+} tiny_case;
+
+static void tiny_case_init(tiny_case *c) {
+  memset(c, 0, sizeof *c);
+  c->q[0][0] = c->q[0][1] = c->q[1][1] = ref_bf16(1.0f);
+  c->k[0][0] = c->k[1][1] = ref_bf16(1.0f);
+  for (int i = 0; i < REF_D; i++)
+    c->v[0][i] = ref_bf16(2.0f);
+  c->alpha[0] = c->beta[0] = 0.5f;
+  c->alpha[1] = c->beta[1] = 1.0f;
+  for (int i = 0; i < REF_D * REF_D; i++)
+    c->S0[i] = 1.0f;
+  c->cu[1] = 2;
+  c->p = (ref_problem){.T = 2, .N = 1, .Hq = 1, .Hk = 1, .Hv = 1,
+                       .scale = 1.0f, .q = c->q[0], .k = c->k[0],
+                       .v = c->v[0], .alpha = c->alpha, .beta = c->beta,
+                       .cu_seqlens = c->cu, .initial_state = c->S0};
+}
+
+static double tiny_expected_state(int k) {
+  return k == 0 ? 1.25 : k == 1 ? 0.0 : 0.5;
+}
+
+static void test_recurrence_by_hand(void **unused) {
+  (void)unused;
+  tiny_case *c = malloc(sizeof *c);
+  double *o = malloc(sizeof(double) * 2 * REF_D);
+  double *S = malloc(sizeof(double) * REF_D * REF_D);
+  tiny_case_init(c);
+  assert_int_equal(ref_recurrence(&c->p, o, S), 0);
+  for (int i = 0; i < REF_D; i++) {
+    assert_true(o[i] == 1.75);
+    assert_true(o[REF_D + i] == 0.0);
+    for (int k = 0; k < REF_D; k++)
+      assert_true(S[i * REF_D + k] == tiny_expected_state(k));
+  }
+  free(c);
+  free(o);
+  free(S);
+}
+
+/* The same case through the chunk algorithm: g comes from logf and expf, so
+ * it is right to fp32 rounding, and o to bf16 rounding. */
+static void test_staged_by_hand(void **unused) {
+  (void)unused;
+  tiny_case *c = malloc(sizeof *c);
+  uint16_t o[2 * REF_D];
+  float *S = malloc(sizeof(float) * REF_D * REF_D);
+  tiny_case_init(c);
+  assert_int_equal(ref_staged(&c->p, o, S), 0);
+  for (int i = 0; i < REF_D; i++) {
+    assert_true(fabsf(ref_bf16_to_f32(o[i]) - 1.75f) <= 1.75f / 256);
+    assert_true(fabsf(ref_bf16_to_f32(o[REF_D + i])) <= 1e-2f);
+    for (int k = 0; k < REF_D; k++)
+      assert_true(fabs(S[i * REF_D + k] - tiny_expected_state(k)) <= 1e-2);
+  }
+  free(c);
+  free(S);
+}
+
+/* ---- staged against ideal ------------------------------------------------ */
+
+typedef struct errors {
+  double o, state;
+} errors;
+
+/* Both references on one problem; rel-RMS of the staged o (bf16) and final
+ * state (fp32) against the fp64 recurrence. */
+static errors staged_vs_ideal(const ref_problem *p) {
+  int Ho = ref_out_heads(p->Hq, p->Hv);
+  size_t no = (size_t)p->T * Ho * REF_D, ns = (size_t)p->N * Ho * REF_D * REF_D;
+  double *o_ref = malloc(sizeof(double) * no);
+  double *s_ref = malloc(sizeof(double) * ns);
+  double *o_wide = malloc(sizeof(double) * no);
+  double *s_wide = malloc(sizeof(double) * ns);
+  uint16_t *o = malloc(sizeof(uint16_t) * no);
+  float *s = malloc(sizeof(float) * ns);
+  assert_int_equal(ref_recurrence(p, o_ref, s_ref), 0);
+  assert_int_equal(ref_staged(p, o, s), 0);
+  ref_bf16_to_f64_array(o, o_wide, no);
+  ref_f32_to_f64_array(s, s_wide, ns);
+  errors e = {ref_rel_rms(o_wide, o_ref, no), ref_rel_rms(s_wide, s_ref, ns)};
+  free(o_ref);
+  free(s_ref);
+  free(o_wide);
+  free(s_wide);
+  free(o);
+  free(s);
+  return e;
+}
+
+typedef struct accuracy_case {
+  const char *name;
+  int32_t lens[6];
+  int n, Hq, Hk, Hv;
+  unsigned flags;
+} accuracy_case;
+
+static const accuracy_case accuracy_cases[] = {
+    {"single 300, MHA 2", {300}, 1, 2, 2, 2, 0},
+    {"packed 1,63,64,65,130", {1, 63, 64, 65, 130}, 5, 2, 2, 2, 0},
+    {"GQA 4/2/2", {200, 57}, 2, 4, 2, 2, 0},
+    {"GVA 2/2/4", {150, 70}, 2, 2, 2, 4, 0},
+    {"alpha absent", {190}, 1, 2, 2, 2, REF_NO_ALPHA},
+    {"beta absent", {190}, 1, 2, 2, 2, REF_NO_BETA},
+    {"no initial state", {300}, 1, 2, 2, 2, REF_NO_INITIAL_STATE},
+    {"nothing optional", {129, 3}, 2, 1, 1, 1,
+     REF_NO_ALPHA | REF_NO_BETA | REF_NO_INITIAL_STATE},
+};
+
+static void test_staged_within_ideal_bound(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(2024);
+  size_t ncases = sizeof accuracy_cases / sizeof accuracy_cases[0];
+  for (size_t i = 0; i < ncases; i++) {
+    const accuracy_case *c = &accuracy_cases[i];
+    ref_problem_owned *o =
+        ref_problem_random(&rng, c->lens, c->n, c->Hq, c->Hk, c->Hv, c->flags);
+    assert_non_null(o);
+    errors e = staged_vs_ideal(&o->p);
+    print_message("  staged vs fp64  %-24s o %.3e  state %.3e\n", c->name,
+                  e.o, e.state);
+    assert_true(e.o <= 5e-3);
+    assert_true(e.state <= 5e-3);
+    ref_problem_free(o);
+  }
+}
+
+/* ---- the inverse ladder -------------------------------------------------- */
+
+/* (I + A)^-1 in fp64 by forward substitution, A strictly lower. */
+static void exact_inverse(const float A[REF_C][REF_C], double X[REF_C][REF_C]) {
+  for (int i = 0; i < REF_C; i++)
+    for (int j = 0; j < REF_C; j++) {
+      double acc = 0.0;
+      for (int m = j; m < i; m++)
+        acc += (double)A[i][m] * X[m][j];
+      X[i][j] = i == j ? 1.0 : i < j ? 0.0 : -acc;
+    }
+}
+
+/* Max |T - exact| relative to max |exact| over the chunk. */
+static double ladder_error(const ref_chunk_prep *w) {
+  double (*X)[REF_C] = malloc(sizeof(double) * REF_C * REF_C);
+  exact_inverse(w->A, X);
+  double err = 0.0, size = 0.0;
+  for (int t = 0; t < REF_C; t++)
+    for (int s = 0; s < REF_C; s++) {
+      err = fmax(err, fabs(ref_f16_to_f32(w->T[t][s]) - X[t][s]));
+      size = fmax(size, fabs(X[t][s]));
+    }
+  free(X);
+  return err / size;
+}
+
+/* The shape every T must have: unit lower triangular, and the identity on
+ * the padding rows (t >= L), so padding leaves the valid rows alone. Zeros
+ * are compared as values: the ladder may produce -0, as a kernel may. */
+static void check_ladder_shape(const ref_chunk_prep *w, int L) {
+  for (int t = 0; t < REF_C; t++)
+    for (int s = 0; s < REF_C; s++) {
+      float T = ref_f16_to_f32(w->T[t][s]);
+      if (s == t)
+        assert_true(T == 1.0f);
+      else if (s > t || t >= L)
+        assert_true(T == 0.0f);
+      if (s > t) /* P is masked above the diagonal */
+        assert_true(ref_bf16_to_f32(w->P[t][s]) == 0.0f);
+      if (s >= L) /* beta of a padding column is 0 */
+        assert_true(ref_bf16_to_f32(w->W[t][s]) == 0.0f);
+    }
+}
+
+/* Chunks of a random problem: keys nearly orthogonal, A small. */
+static void test_inverse_ladder(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(99);
+  const int32_t lens[] = {64 * 3 + 37};
+  ref_problem_owned *o = ref_problem_random(&rng, lens, 1, 1, 1, 2,
+                                            REF_NO_INITIAL_STATE);
+  ref_chunk_in *in = malloc(sizeof *in);
+  ref_chunk_prep *w = malloc(sizeof *w);
+  assert_non_null(o);
+  for (int h = 0; h < 2; h++)
+    for (int c = 0; ref_chunk_gather(&o->p, 0, c, h, in) == 0; c++) {
+      ref_chunk_prepare(in, w);
+      double e = ladder_error(w);
+      print_message("  ladder vs fp64  random keys, head %d chunk %d (L %2d)"
+                    "  max rel %.3e\n", h, c, in->L, e);
+      assert_true(e <= 4e-3);
+      check_ladder_shape(w, in->L);
+    }
+  free(in);
+  free(w);
+  ref_problem_free(o);
+}
+
+/* A hand-made chunk whose keys all lean one way (k = base + spread * noise,
+ * normalised), with full-strength writes: A has entries near 1, so T is far
+ * from the identity and every merge of the ladder carries weight. */
+static void correlated_chunk(ref_rng *rng, int L, double spread,
+                             ref_chunk_in *in) {
+  double base[REF_D], x[REF_D];
+  for (int i = 0; i < REF_D; i++)
+    base[i] = ref_normal(rng);
+  memset(in, 0, sizeof *in);
+  in->L = L;
+  for (int t = 0; t < REF_C; t++) {
+    double n2 = 0.0;
+    for (int i = 0; i < REF_D; i++) {
+      x[i] = base[i] + spread * ref_normal(rng);
+      n2 += x[i] * x[i];
+    }
+    for (int i = 0; t < L && i < REF_D; i++)
+      in->k[t][i] = ref_round_bf16((float)(x[i] / sqrt(n2)));
+    in->a[t] = t < L ? (float)(0.8 + 0.2 * ref_uniform(rng)) : 1.0f;
+    in->b[t] = t < L ? 1.0f : 0.0f;
+  }
+}
+
+static void test_inverse_ladder_correlated_keys(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(123);
+  ref_chunk_in *in = malloc(sizeof *in);
+  ref_chunk_prep *w = malloc(sizeof *w);
+  const int lengths[] = {64, 50, 9, 1};
+  for (int i = 0; i < 4; i++) {
+    correlated_chunk(&rng, lengths[i], 0.3, in);
+    ref_chunk_prepare(in, w);
+    double e = ladder_error(w), big = 0.0; /* largest off the diagonal */
+    for (int t = 0; t < REF_C; t++)
+      for (int s = 0; s < t; s++)
+        big = fmax(big, fabs(ref_f16_to_f32(w->T[t][s])));
+    print_message("  ladder vs fp64  correlated keys (L %2d), max|T_ts| %4.2f"
+                  "  max rel %.3e\n", in->L, big, e);
+    assert_true(e <= 4e-3);
+    check_ladder_shape(w, in->L);
+  }
+  free(in);
+  free(w);
+}
+
+/* ---- sequence isolation -------------------------------------------------- */
+
+/* Sequence n of a packed problem, seen as a problem of its own. */
+static ref_problem sequence_alone(const ref_problem *p, int n, int32_t cu[2]) {
+  int Ho = ref_out_heads(p->Hq, p->Hv);
+  size_t t0 = (size_t)p->cu_seqlens[n];
+  ref_problem s = *p;
+  cu[0] = 0;
+  cu[1] = p->cu_seqlens[n + 1] - p->cu_seqlens[n];
+  s.T = cu[1];
+  s.N = 1;
+  s.cu_seqlens = cu;
+  s.q += t0 * p->Hq * REF_D;
+  s.k += t0 * p->Hk * REF_D;
+  s.v += t0 * p->Hv * REF_D;
+  if (s.alpha)
+    s.alpha += t0 * Ho;
+  if (s.beta)
+    s.beta += t0 * Ho;
+  if (s.initial_state)
+    s.initial_state += (size_t)n * Ho * REF_D * REF_D;
+  return s;
+}
+
+/* Lengths 1 and 65 (a one-token chunk, a full chunk then a tail) packed
+ * give bit for bit what each gives alone: nothing crosses cu_seqlens. */
+static void test_sequence_isolation(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(5);
+  const int32_t lens[] = {1, 65};
+  ref_problem_owned *o = ref_problem_random(&rng, lens, 2, 2, 2, 2, 0);
+  assert_non_null(o);
+  const size_t row = 2 * REF_D, state = 2 * REF_D * REF_D;
+  uint16_t *o_all = malloc(sizeof(uint16_t) * 66 * row);
+  uint16_t *o_one = malloc(sizeof(uint16_t) * 65 * row);
+  float *s_all = malloc(sizeof(float) * 2 * state);
+  float *s_one = malloc(sizeof(float) * state);
+  assert_int_equal(ref_staged(&o->p, o_all, s_all), 0);
+  for (int n = 0; n < 2; n++) {
+    int32_t cu[2];
+    ref_problem alone = sequence_alone(&o->p, n, cu);
+    assert_int_equal(ref_staged(&alone, o_one, s_one), 0);
+    size_t t0 = (size_t)o->p.cu_seqlens[n];
+    assert_memory_equal(o_all + t0 * row, o_one,
+                        sizeof(uint16_t) * cu[1] * row);
+    assert_memory_equal(s_all + n * state, s_one, sizeof(float) * state);
+  }
+  free(o_all);
+  free(o_one);
+  free(s_all);
+  free(s_one);
+  ref_problem_free(o);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bf16_known_values),
+      cmocka_unit_test(test_f16_known_values),
+      cmocka_unit_test(test_round_trip_all_patterns),
+      cmocka_unit_test(test_rounding_is_nearest_even),
+      cmocka_unit_test(test_rng_is_seeded_and_normal),
+      cmocka_unit_test(test_random_problem_follows_the_benchmark),
+      cmocka_unit_test(test_head_map),
+      cmocka_unit_test(test_metrics),
+      cmocka_unit_test(test_recurrence_by_hand),
+      cmocka_unit_test(test_staged_by_hand),
+      cmocka_unit_test(test_inverse_ladder),
+      cmocka_unit_test(test_inverse_ladder_correlated_keys),
+      cmocka_unit_test(test_sequence_isolation),
+      cmocka_unit_test(test_staged_within_ideal_bound),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,316 @@
+/* staged.c: the staged reference, the chunk algorithm of docs/numerics.md
+ * with the kernels' rounding points, line by line.
+ *
+ * Every value that the kernels hold in bf16 or fp16 is rounded here at the
+ * same point (ref_round_bf16, ref_round_f16, or the bits themselves); every
+ * sum is an fp32 accumulation in index order. The kernels' tensor cores sum
+ * in another order, so a kernel matches this file to the last few fp32 bits
+ * before each rounding, not bit for bit, but far more tightly than it
+ * matches the ideal reference. Section and step numbers below are those of
+ * numerics.md. */
+#include "ref.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each fp32 operation must round once, as written: no wider evaluation and
+ * no fused multiply-add. gcc in -std=c11 mode does not contract a * b + c;
+ * clang is told so here. */
+#if FLT_EVAL_METHOD != 0
+#error "the staged reference needs fp32 arithmetic evaluated in fp32"
+#endif
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* acc + sum_i x[i] y[i], in fp32, in index order: the reference's stand-in
+ * for one tensor-core accumulation. Starting from acc (not from 0) matters
+ * where numerics.md adds a product to an accumulator that holds a value. */
+static float dot_f32(float acc, const float *x, const float *y, int n) {
+  for (int i = 0; i < n; i++)
+    acc += x[i] * y[i];
+  return acc;
+}
+
+/* ---- inputs inside a chunk ----------------------------------------------- */
+
+static void widen_bf16_row(const uint16_t *x /* [128] */, float *out) {
+  for (int i = 0; i < REF_D; i++)
+    out[i] = ref_bf16_to_f32(x[i]);
+}
+
+/* Rows t >= L stay zero (memset) with a_t = 1 and b_t = 0, so padding
+ * neither decays the state nor writes to it. */
+int ref_chunk_gather(const ref_problem *p, int seq, int c, int h,
+                     ref_chunk_in *out) {
+  int hq, hk, hv, Ho = ref_out_heads(p->Hq, p->Hv);
+  if (seq < 0 || seq >= p->N || c < 0 ||
+      ref_head_map(p->Hq, p->Hk, p->Hv, h, &hq, &hk, &hv))
+    return -1;
+  int64_t bos = p->cu_seqlens[seq] + (int64_t)c * REF_C;
+  int64_t eos = p->cu_seqlens[seq + 1];
+  if (bos >= eos)
+    return -1;
+  memset(out, 0, sizeof *out);
+  out->L = eos - bos < REF_C ? (int)(eos - bos) : REF_C;
+  for (int t = 0; t < REF_C; t++) {
+    out->a[t] = 1.0f;
+    out->b[t] = 0.0f;
+  }
+  for (int t = 0; t < out->L; t++) {
+    size_t tok = (size_t)(bos + t);
+    widen_bf16_row(p->q + (tok * p->Hq + hq) * REF_D, out->q[t]);
+    widen_bf16_row(p->k + (tok * p->Hk + hk) * REF_D, out->k[t]);
+    widen_bf16_row(p->v + (tok * p->Hv + hv) * REF_D, out->v[t]);
+    out->a[t] = p->alpha ? p->alpha[tok * Ho + h] : 1.0f;
+    out->b[t] = p->beta ? p->beta[tok * Ho + h] : 1.0f;
+  }
+  return 0;
+}
+
+/* ---- prepare ------------------------------------------------------------- */
+
+/* Step 1: G_t = sum_{s<=t} logf(a_s) in fp32, g_t = expf(G_t). */
+void ref_chunk_decay(const float *a, float *g) {
+  float G = 0.0f;
+  for (int t = 0; t < REF_C; t++) {
+    G += logf(a[t]);
+    g[t] = expf(G);
+  }
+}
+
+/* Steps 2-3: QK and KK in fp32, the decay transfer g_t / g_s (one fp32
+ * division of the two published values), beta on the rows of KK.
+ *   P[t][s] = bf16(QK[t][s] * (g_t / g_s))          for s <= t
+ *   A[t][s] = b_t * (KK[t][s] * (g_t / g_s))        for s <  t */
+void ref_chunk_masks(const ref_chunk_in *in, const float *g,
+                     uint16_t P[REF_C][REF_C], float A[REF_C][REF_C]) {
+  for (int t = 0; t < REF_C; t++)
+    for (int s = 0; s < REF_C; s++) {
+      P[t][s] = 0;
+      A[t][s] = 0.0f;
+      if (s > t)
+        continue;
+      float decay = g[t] / g[s];
+      float qk = dot_f32(0.0f, in->q[t], in->k[s], REF_D);
+      P[t][s] = ref_bf16(qk * decay);
+      if (s < t) {
+        float kk = dot_f32(0.0f, in->k[t], in->k[s], REF_D);
+        A[t][s] = in->b[t] * (kk * decay);
+      }
+    }
+}
+
+/* Step 4, first rung: each 8x8 diagonal block of I + A inverted by forward
+ * substitution in fp32 from the fp32 A,
+ *   X[i][i] = 1,  X[i][j] = -sum_{m=j}^{i-1} A[i][m] X[m][j]   (j < i),
+ * then rounded: D8 = fp16(X). Row i needs only rows j..i-1 of X. */
+static void invert_diagonal_blocks(const float A[REF_C][REF_C],
+                                   float D[REF_C][REF_C]) {
+  memset(D, 0, sizeof(float) * REF_C * REF_C);
+  for (int r = 0; r < REF_C; r += 8) {
+    float X[8][8] = {{0.0f}};
+    for (int i = 0; i < 8; i++) {
+      X[i][i] = 1.0f;
+      for (int j = 0; j < i; j++) {
+        float acc = 0.0f;
+        for (int m = j; m < i; m++)
+          acc += A[r + i][r + m] * X[m][j];
+        X[i][j] = -acc;
+      }
+    }
+    for (int i = 0; i < 8; i++)
+      for (int j = 0; j <= i; j++)
+        D[r + i][r + j] = ref_round_f16(X[i][j]);
+  }
+}
+
+/* Step 4, one merge at stage b: the diagonal blocks X^-1 = D[r.., r..] and
+ * Y^-1 = D[r+b.., r+b..] (both fp16 already) become the 2b x 2b block
+ * [[X^-1, 0], [-Y^-1 C X^-1, Y^-1]], C = fp16(A) in rows r+b.., columns r..:
+ *   Z = fp16(C X^-1),  Y = Y^-1 Z,  lower-left block = fp16(0 - Y),
+ * two products with fp16 operands and fp32 accumulation. (numerics.md
+ * writes D_2b = fp16(D_b - Y); D_b is zero in that block.) */
+static void merge_pair(const float A[REF_C][REF_C], float D[REF_C][REF_C],
+                       int r, int b) {
+  float C[32][32], Z[32][32];
+  for (int i = 0; i < b; i++)
+    for (int j = 0; j < b; j++)
+      C[i][j] = ref_round_f16(A[r + b + i][r + j]);
+  for (int i = 0; i < b; i++)
+    for (int j = 0; j < b; j++) {
+      float acc = 0.0f;
+      for (int m = 0; m < b; m++)
+        acc += C[i][m] * D[r + m][r + j];
+      Z[i][j] = ref_round_f16(acc);
+    }
+  for (int i = 0; i < b; i++)
+    for (int j = 0; j < b; j++) {
+      float acc = 0.0f;
+      for (int m = 0; m < b; m++)
+        acc += D[r + b + i][r + b + m] * Z[m][j];
+      D[r + b + i][r + j] = ref_round_f16(0.0f - acc);
+    }
+}
+
+/* Step 4: T = (I + A)^-1 by the ladder 8 -> 16 -> 32 -> 64. */
+void ref_chunk_inverse(const float A[REF_C][REF_C],
+                       uint16_t T[REF_C][REF_C]) {
+  float D[REF_C][REF_C]; /* fp16 values, block diagonal of growing size */
+  invert_diagonal_blocks(A, D);
+  for (int b = 8; b < REF_C; b *= 2)
+    for (int r = 0; r < REF_C; r += 2 * b)
+      merge_pair(A, D, r, b);
+  for (int t = 0; t < REF_C; t++)
+    for (int s = 0; s < REF_C; s++)
+      T[t][s] = ref_f16(D[t][s]);
+}
+
+/* Step 5: W[t][s] = bf16(float(T[t][s]) * b_s), beta on the columns. */
+void ref_chunk_publish(const uint16_t T[REF_C][REF_C], const float *b,
+                       uint16_t W[REF_C][REF_C]) {
+  for (int t = 0; t < REF_C; t++)
+    for (int s = 0; s < REF_C; s++)
+      W[t][s] = ref_bf16(ref_f16_to_f32(T[t][s]) * b[s]);
+}
+
+void ref_chunk_prepare(const ref_chunk_in *in, ref_chunk_prep *out) {
+  ref_chunk_decay(in->a, out->g);
+  ref_chunk_masks(in, out->g, out->P, out->A);
+  ref_chunk_inverse(out->A, out->T);
+  ref_chunk_publish(out->T, in->b, out->W);
+}
+
+/* ---- scan and output ----------------------------------------------------- */
+
+/* What the scan reads of one chunk, P and W widened from their bf16 bits. */
+typedef struct scan_chunk {
+  const ref_chunk_in *in;
+  const float *g;              /* [64] */
+  float gL;                    /* g of the last valid token                */
+  float scale;
+  float P[REF_C][REF_C];
+  float W[REF_C][REF_C];
+} scan_chunk;
+
+/* Row v of the state and column v of V, KS, X, U and o only ever meet each
+ * other (the value dimension is never summed over), so the scan runs one v
+ * at a time; each sum below is the same sum, in the same order, as in the
+ * matrix form of numerics.md. */
+
+/* Steps 1-3: Sb = bf16(S), row v;
+ * OP[t][v] = Q[t] . Sb[v];  KS[t][v] = K[t] . Sb[v]. */
+static void project_state(const float *Srow /* [128] */, const ref_chunk_in *in,
+                          float *op /* [64] */, float *ks /* [64] */) {
+  float sb[REF_D];
+  for (int k = 0; k < REF_D; k++)
+    sb[k] = ref_round_bf16(Srow[k]);
+  for (int t = 0; t < REF_C; t++) {
+    op[t] = dot_f32(0.0f, in->q[t], sb, REF_D);
+    ks[t] = dot_f32(0.0f, in->k[t], sb, REF_D);
+  }
+}
+
+/* Step 4: X[s][v] = bf16(V[s][v] - g_s * KS[s][v]);  U[t][v] = W[t] . X[:, v],
+ * the product g_s * KS rounded to fp32 before the subtraction (no FMA). */
+static void correct_values(const scan_chunk *c, int v, const float *ks,
+                           float *u /* [64] */) {
+  float x[REF_C];
+  for (int s = 0; s < REF_C; s++)
+    x[s] = ref_round_bf16(c->in->v[s][v] - c->g[s] * ks[s]);
+  for (int t = 0; t < REF_C; t++)
+    u[t] = dot_f32(0.0f, c->W[t], x, REF_C);
+}
+
+/* Step 5: o[t][v] = bf16(scale * (g_t OP[t][v] + P[t] . Ub[:, v])), the
+ * accumulator starting at g_t OP, for t < L only. */
+static void chunk_output(const scan_chunk *c, int v, const float *op,
+                         const float *u, uint16_t o[REF_C][REF_D]) {
+  float ub[REF_C];
+  for (int s = 0; s < REF_C; s++)
+    ub[s] = ref_round_bf16(u[s]);
+  for (int t = 0; t < c->in->L; t++) {
+    float acc = dot_f32(c->g[t] * op[t], c->P[t], ub, REF_C);
+    o[t][v] = ref_bf16(c->scale * acc);
+  }
+}
+
+/* Step 6: Ud[t][v] = bf16(U[t][v] * (g_L / g_t)) from the fp32 U;
+ * S[v][k] = g_L S[v][k] + sum_t Ud[t][v] K[t][k], accumulator at g_L S. */
+static void advance_state(float *Srow /* [128] */, const scan_chunk *c,
+                          const float *u) {
+  float ud[REF_C];
+  for (int t = 0; t < REF_C; t++)
+    ud[t] = ref_round_bf16(u[t] * (c->gL / c->g[t]));
+  for (int k = 0; k < REF_D; k++) {
+    float acc = c->gL * Srow[k];
+    for (int t = 0; t < REF_C; t++)
+      acc += ud[t] * c->in->k[t][k];
+    Srow[k] = acc;
+  }
+}
+
+void ref_chunk_scan(float *S, const ref_chunk_in *in,
+                    const ref_chunk_prep *prep, float scale,
+                    uint16_t o[REF_C][REF_D]) {
+  scan_chunk c = {.in = in, .g = prep->g, .gL = prep->g[in->L - 1],
+                  .scale = scale};
+  for (int t = 0; t < REF_C; t++)
+    for (int s = 0; s < REF_C; s++) {
+      c.P[t][s] = ref_bf16_to_f32(prep->P[t][s]);
+      c.W[t][s] = ref_bf16_to_f32(prep->W[t][s]);
+    }
+  for (int v = 0; v < REF_D; v++) {
+    float *Srow = S + (size_t)v * REF_D;
+    float op[REF_C], ks[REF_C], u[REF_C];
+    project_state(Srow, in, op, ks);
+    correct_values(&c, v, ks, u);
+    chunk_output(&c, v, op, u, o);
+    advance_state(Srow, &c, u);
+  }
+}
+
+/* ---- the whole problem --------------------------------------------------- */
+
+typedef struct staged_scratch {
+  ref_chunk_in in;
+  ref_chunk_prep prep;
+  float S[REF_D * REF_D];      /* [V][K] */
+  uint16_t o[REF_C][REF_D];
+} staged_scratch;
+
+/* Sequence n on output head h, chunk after chunk, from its own initial
+ * state to its own final state; o rows go back to their packed tokens. */
+static void run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
+                         uint16_t *o /* [T, Ho, 128] */,
+                         float *final_state /* [N, Ho, 128, 128] or NULL */) {
+  int Ho = ref_out_heads(p->Hq, p->Hv);
+  size_t slot = ((size_t)n * Ho + h) * REF_D * REF_D;
+  for (size_t i = 0; i < (size_t)REF_D * REF_D; i++)
+    w->S[i] = p->initial_state ? p->initial_state[slot + i] : 0.0f;
+  for (int c = 0; ref_chunk_gather(p, n, c, h, &w->in) == 0; c++) {
+    ref_chunk_prepare(&w->in, &w->prep);
+    ref_chunk_scan(w->S, &w->in, &w->prep, p->scale, w->o);
+    size_t tok = (size_t)p->cu_seqlens[n] + (size_t)c * REF_C;
+    for (int t = 0; t < w->in.L; t++)
+      memcpy(o + ((tok + t) * Ho + h) * REF_D, w->o[t], sizeof w->o[t]);
+  }
+  if (final_state)
+    memcpy(final_state + slot, w->S, sizeof w->S);
+}
+
+int ref_staged(const ref_problem *p, uint16_t *o, float *final_state) {
+  if (ref_problem_check(p))
+    return -1;
+  staged_scratch *w = malloc(sizeof *w);
+  if (!w)
+    return -1;
+  int Ho = ref_out_heads(p->Hq, p->Hv);
+  for (int n = 0; n < p->N; n++)
+    for (int h = 0; h < Ho; h++)
+      run_sequence(p, n, h, w, o, final_state);
+  free(w);
+  return 0;
+}
