@@ -15,9 +15,13 @@ REF_SRC := tests/ref/numeric.c tests/ref/recurrence.c tests/ref/staged.c
 CUDA_INC := -I$(CUDA)/include
 CUDA_LIB := -L$(CUDA)/lib64/stubs -lcuda
 
-.PHONY: all generate kernels test gpu-test gpu-check clean
+RT_SRC  := $(wildcard runtime/*.c)
+RT_HDR  := runtime/gdn.h runtime/internal.h runtime/embedded.h generated/gdn_kernels.h
+RT_OBJ  := $(patsubst runtime/%.c,$(B)/rt/%.o,$(RT_SRC)) $(B)/rt/embedded.o
 
-all: kernels
+.PHONY: all generate kernels lib test gpu-test gpu-check clean
+
+all: lib
 
 $(B)/gdngen: $(GEN_SRC) $(GEN_HDR)
 	@mkdir -p $(B)
@@ -31,6 +35,22 @@ kernels: generate
 	@mkdir -p $(B)/kernels $(B)/ptxas
 	ninja -f generated/build.ninja
 
+# libgdn: the runtime and the embedded kernels, shared and static.
+$(B)/rt/%.o: runtime/%.c $(RT_HDR)
+	@mkdir -p $(B)/rt
+	$(CC) $(CFLAGS) -fPIC -Iruntime -Igenerated $(CUDA_INC) -c -o $@ $<
+
+$(B)/rt/embedded.o: kernels
+	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $(B)/kernels/embedded.c
+
+$(B)/libgdn.so: $(RT_OBJ)
+	$(CC) -shared -Wl,-soname,libgdn.so -o $@ $(RT_OBJ) $(CUDA_LIB) -lpthread -lm
+
+$(B)/libgdn.a: $(RT_OBJ)
+	ar rcs $@ $(RT_OBJ)
+
+lib: $(B)/libgdn.so $(B)/libgdn.a
+
 # ---------------------------------------------------------------- tests
 CMOCKA := -lcmocka
 
@@ -38,7 +58,7 @@ $(B)/tests/test_ref: tests/cpu/test_ref.c $(REF_SRC) tests/ref/ref.h
 	@mkdir -p $(B)/tests
 	$(CC) $(CFLAGS) -Itests/ref -o $@ tests/cpu/test_ref.c $(REF_SRC) $(CMOCKA) -lm
 
-$(B)/tests/test_rules: tests/cpu/test_rules.c $(RULES) generator/fragment.c generator/legality.c $(GEN_HDR)
+$(B)/tests/test_rules: tests/cpu/test_rules.c $(RULES) generator/fragment.c generator/legality.c generator/tail.c $(GEN_HDR)
 	@mkdir -p $(B)/tests
 	$(CC) $(CFLAGS) -Igenerator -o $@ tests/cpu/test_rules.c $(RULES) generator/fragment.c \
 	  generator/legality.c generator/tail.c $(CMOCKA)
@@ -59,7 +79,12 @@ $(B)/tests/gpu_probes: tests/gpu/probes.c tests/gpu/gpucheck.h generated/probes.
 	$(CC) $(CFLAGS) -Igenerator -Igenerated -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
 	  tests/gpu/probes.c $(RULES) tests/ref/numeric.c $(CUDA_LIB) -lm
 
-GPU_TESTS := $(B)/tests/gpu_probes
+$(B)/tests/gpu_gdn: tests/gpu/gdn_cases.c tests/gpu/gpucheck.h $(REF_SRC) $(B)/libgdn.a
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
+	  tests/gpu/gdn_cases.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -lm
+
+GPU_TESTS := $(B)/tests/gpu_probes $(B)/tests/gpu_gdn
 
 gpu-test: kernels $(GPU_TESTS)
 

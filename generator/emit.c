@@ -248,3 +248,99 @@ const char *emit_wgmma(Prelude *p, const WgmmaForm *f) {
 
 /* For helpers emitted outside this file (lower.c): 1 if already emitted. */
 int seen_name(Prelude *p, const char *name) { return seen(p, name); }
+
+/* ---- plain shared/global moves and conversions used by the GDN kernels */
+
+void emit_ld_shared_u16(Prelude *p) {
+  if (seen(p, "ld_shared_u16"))
+    return;
+  outf(&p->text, FN " u16 ld_shared_u16(u32 src) {\n  u16 x;\n");
+  outf(&p->text, "  asm volatile(\"ld.shared.u16 %%0, [%%1];\" : \"=h\"(x) : \"r\"(src) : \"memory\");\n");
+  outf(&p->text, "  return x;\n}\n\n");
+}
+
+void emit_st_shared_u16(Prelude *p) {
+  if (seen(p, "st_shared_u16"))
+    return;
+  outf(&p->text, FN " void st_shared_u16(u32 dst, u16 x) {\n");
+  outf(&p->text, "  asm volatile(\"st.shared.u16 [%%0], %%1;\" :: \"r\"(dst), \"h\"(x) : \"memory\");\n}\n\n");
+}
+
+void emit_st_shared_u32(Prelude *p) {
+  if (seen(p, "st_shared_u32"))
+    return;
+  outf(&p->text, FN " void st_shared_u32(u32 dst, u32 x) {\n");
+  outf(&p->text, "  asm volatile(\"st.shared.u32 [%%0], %%1;\" :: \"r\"(dst), \"r\"(x) : \"memory\");\n}\n\n");
+}
+
+void emit_ld_shared_v4(Prelude *p) {
+  if (seen(p, "ld_shared_v4"))
+    return;
+  outf(&p->text, FN " void ld_shared_v4(u32 src, u32 &x, u32 &y, u32 &z, u32 &w) {\n");
+  outf(&p->text, "  asm volatile(\"ld.shared.v4.u32 {%%0, %%1, %%2, %%3}, [%%4];\"\n");
+  outf(&p->text, "               : \"=r\"(x), \"=r\"(y), \"=r\"(z), \"=r\"(w) : \"r\"(src) : \"memory\");\n}\n\n");
+}
+
+void emit_st_global_v4(Prelude *p) {
+  if (seen(p, "st_global_v4"))
+    return;
+  outf(&p->text, FN " void st_global_v4(void *dst, u32 x, u32 y, u32 z, u32 w) {\n");
+  outf(&p->text, "  asm volatile(\"st.global.v4.u32 [%%0], {%%1, %%2, %%3, %%4};\"\n");
+  outf(&p->text, "               :: \"l\"(dst), \"r\"(x), \"r\"(y), \"r\"(z), \"r\"(w) : \"memory\");\n}\n\n");
+}
+
+/* Named barrier `id` over `n` threads: one warpgroup syncs alone. */
+void emit_bar_sync(Prelude *p) {
+  if (seen(p, "bar_sync"))
+    return;
+  outf(&p->text, FN " void bar_sync(u32 id, u32 n) {\n");
+  outf(&p->text, "  asm volatile(\"bar.sync %%0, %%1;\" :: \"r\"(id), \"r\"(n) : \"memory\");\n}\n\n");
+}
+
+void emit_cvt_bf16_f32(Prelude *p) {
+  if (seen(p, "f32_to_bf16"))
+    return;
+  outf(&p->text, FN " u16 f32_to_bf16(float x) {\n  u16 r;\n");
+  outf(&p->text, "  asm(\"cvt.rn.bf16.f32 %%0, %%1;\" : \"=h\"(r) : \"f\"(x));\n  return r;\n}\n\n");
+}
+
+void emit_cvt_f32_bf16(Prelude *p) {
+  if (seen(p, "bf16_to_f32"))
+    return;
+  outf(&p->text, FN " float bf16_to_f32(u16 x) {\n  float r;\n");
+  outf(&p->text, "  asm(\"cvt.f32.bf16 %%0, %%1;\" : \"=f\"(r) : \"h\"(x));\n  return r;\n}\n\n");
+}
+
+void emit_cvt_f16_f32(Prelude *p) {
+  if (seen(p, "f32_to_f16"))
+    return;
+  outf(&p->text, FN " u16 f32_to_f16(float x) {\n  u16 r;\n");
+  outf(&p->text, "  asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(r) : \"f\"(x));\n  return r;\n}\n\n");
+}
+
+void emit_cvt_f32_f16(Prelude *p) {
+  if (seen(p, "f16_to_f32"))
+    return;
+  outf(&p->text, FN " float f16_to_f32(u16 x) {\n  float r;\n");
+  outf(&p->text, "  asm(\"cvt.f32.f16 %%0, %%1;\" : \"=f\"(r) : \"h\"(x));\n  return r;\n}\n\n");
+}
+
+/* fp32 -> nearest fp16 value, kept in fp32: the ladder's rounding point. */
+void emit_round_f16(Prelude *p) {
+  emit_cvt_f16_f32(p);
+  emit_cvt_f32_f16(p);
+  if (seen(p, "round_f16"))
+    return;
+  outf(&p->text, FN " float round_f16(float x) { return f16_to_f32(f32_to_f16(x)); }\n\n");
+}
+
+void emit_tma_load_3d(Prelude *p) {
+  if (seen(p, "tma_load_3d"))
+    return;
+  outf(&p->text, "// Bulk tensor copy of one 3-D box at (c0 innermost, c1, c2).\n");
+  outf(&p->text, FN " void tma_load_3d(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
+  outf(&p->text, "               \" [%%0], [%%1, {%%2, %%3, %%4}], [%%5];\"\n");
+  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar)\n");
+  outf(&p->text, "               : \"memory\");\n}\n\n");
+}

@@ -83,7 +83,7 @@ int frag_check_bijective(const FragMap *m, Diag *d) {
 int frag_acc_as_a(int j, int e) { return 8 * j + e; }
 
 int frag_slice_first(int n, int n0, int w, Diag *d) {
-  if (n0 % 8 != 0 || w % 8 != 0 || n0 < 0 || n0 + w > n)
+  if (w <= 0 || n0 % 8 != 0 || w % 8 != 0 || n0 < 0 || n0 + w > n)
     return diag_fail(d, "accumulator slice [%d, %d) of m64n%d must be 8-aligned and inside",
                      n0, n0 + w, n);
   return n0 / 2;

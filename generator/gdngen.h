@@ -235,6 +235,18 @@ void emit_st_shared_v4(Prelude *p);
 void emit_cvt_pack(Prelude *p, DType dt); /* cvt.rn.{bf16,f16}x2.f32 */
 void emit_smem_u32(Prelude *p);
 void emit_setmaxnreg(Prelude *p, int inc, int regs);
+void emit_ld_shared_u16(Prelude *p);
+void emit_st_shared_u16(Prelude *p);
+void emit_st_shared_u32(Prelude *p);
+void emit_ld_shared_v4(Prelude *p);
+void emit_st_global_v4(Prelude *p);
+void emit_bar_sync(Prelude *p);
+void emit_cvt_bf16_f32(Prelude *p);  /* f32_to_bf16 */
+void emit_cvt_f32_bf16(Prelude *p);  /* bf16_to_f32 */
+void emit_cvt_f16_f32(Prelude *p);   /* f32_to_f16 */
+void emit_cvt_f32_f16(Prelude *p);   /* f16_to_f32 */
+void emit_round_f16(Prelude *p);     /* the two above, composed */
+void emit_tma_load_3d(Prelude *p);
 int seen_name(Prelude *p, const char *name); /* 1 if emitted before, else records it */
 
 /* ---------------------------------------------------------- lower.c */

@@ -20,7 +20,10 @@ static int check_tile_use(const char *which, const SmemTile *t, DType dt, Major 
   if (mn0 + mn > t->mn || k0 + k > t->k)
     return diag_fail(d, "product: %s slice [%d, %d) x [%d, %d) leaves its %d x %d tile", which,
                      mn0, mn0 + mn, k0, k0 + k, t->mn, t->k);
-  return 0;
+  /* Every k16 step's descriptor is checked before any text is written: the
+   * later steps only add 16 to k0 inside the tile, so the first decides. */
+  DescParts first;
+  return desc_for(t, mn0, k0, &first, d);
 }
 
 static int desc_text(const SmemTile *t, int mn0, int k0, const char *base, char *buf, size_t n,

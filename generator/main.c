@@ -1,6 +1,7 @@
 /* main.c: the gdngen command line. The pipeline is a straight list of
  * calls: check the configuration, emit probes, emit the GDN schedules,
  * write build.ninja. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,7 @@ static int set_option(Options *o, const struct OptionRow *r, const char *val) {
   }
   char *end;
   long v = strtol(val, &end, 10);
-  if (*end || end == val) {
+  if (*end || end == val || v < INT_MIN || v > INT_MAX) {
     fprintf(stderr, "gdngen: %s wants an integer, not '%s'\n", r->name, val);
     return -1;
   }
@@ -132,13 +133,17 @@ static int check_options(const Options *o, ArchId *arch) {
 }
 
 static const KernelFile kernel_files[] = {
-    {"probes_ss", 0}, {"probes_rs", 0}, {"probes_misc", 0},
+    {"gdn_generic", 1}, {"probes_ss", 0}, {"probes_rs", 0}, {"probes_misc", 0},
 };
 
 static int run(const Options *o, ArchId arch) {
   Diag d = {{0}};
   int all = !strcmp(o->only, "all");
   if ((all || !strcmp(o->only, "probes")) && probe_emit(o->tmpl_dir, o->out_dir, arch, &d)) {
+    fprintf(stderr, "gdngen: %s\n", d.msg);
+    return 1;
+  }
+  if ((all || !strcmp(o->only, "gdn")) && generic_emit(o->tmpl_dir, o->out_dir, arch, &d)) {
     fprintf(stderr, "gdngen: %s\n", d.msg);
     return 1;
   }

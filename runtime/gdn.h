@@ -17,7 +17,8 @@
  *   v            [T, Hv, 128]   bf16
  *   alpha        [T, Ho]        fp32, decay in (0, 1]; NULL means 1
  *   beta         [T, Ho]        fp32, write strength;  NULL means 1
- *   cu_seqlens   [N + 1]        int32, 0 = c0 < c1 < ... < cN = T
+ *   cu_seqlens   [N + 1]        int32, 0 = c0 < c1 < ... < cN = T; or NULL
+ *                              with N = 1: one sequence of T tokens
  *   initial_state[N, Ho, 128, 128] fp32 ([V, K], K contiguous); NULL means 0
  *   final_state  [N, Ho, 128, 128] fp32; NULL means not wanted
  *   o            [T, Ho, 128]   bf16, written
@@ -66,7 +67,7 @@ typedef struct gdn_handle gdn_handle;
 typedef struct gdn_prefill_args {
   uint64_t q, k, v;             /* bf16 inputs                              */
   uint64_t alpha, beta;         /* fp32 [T, Ho] or 0                        */
-  uint64_t cu_seqlens;          /* int32 [N + 1]                            */
+  uint64_t cu_seqlens;          /* int32 [N + 1], or 0: one sequence of T   */
   uint64_t initial_state;       /* fp32 [N, Ho, 128, 128] or 0              */
   uint64_t final_state;         /* fp32 [N, Ho, 128, 128] or 0              */
   uint64_t o;                   /* bf16 [T, Ho, 128]                        */
@@ -81,12 +82,14 @@ typedef struct gdn_prefill_args {
 /* Zero pointers, head_dim 128, scale 1/sqrt(128). */
 gdn_prefill_args gdn_prefill_args_default(void);
 
-/* Creates a handle for CUDA device `device`: loads the embedded cubins, or
- * compiles the embedded CUDA source with NVRTC when they cannot be loaded
- * (or when `flags` has GDN_CREATE_NVRTC). */
+/* Creates a handle for CUDA device `device` (its primary context): loads
+ * the embedded cubins, or compiles the embedded CUDA source with NVRTC when
+ * they cannot be loaded (or when `flags` has GDN_CREATE_NVRTC). On failure
+ * *out is NULL and, if `err` is given, it holds the reason. */
 #define GDN_CREATE_NVRTC 1u
 gdn_status gdn_create(int device, gdn_handle **out);
-gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out);
+gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err,
+                         size_t err_len);
 void gdn_destroy(gdn_handle *h);
 
 /* Checks the arguments and says how many workspace bytes a call needs. */

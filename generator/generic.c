@@ -1,0 +1,385 @@
+/* generic.c: the generic pipeline, the route of every call that no
+ * specialisation matches: gdn_prepare (256 threads, one CTA per chunk slot
+ * and output head) then gdn_scan (128 threads, one CTA per sequence,
+ * output head and 64-row half of the state). docs/numerics.md is the
+ * contract; templates/gdn_*.cu.in hold the control flow; everything
+ * layout-dependent below comes from the rule modules.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdngen.h"
+
+/* A q or k chunk: rows t, K = the head dimension (two 128B atom columns). */
+static const SmemTile TILE_QK = {DT_BF16, MAJOR_K, SWZ_128B, 64, 128};
+/* The same bytes read as B[t][d] with N = d: the state update's operand. */
+static const SmemTile TILE_K_MN = {DT_BF16, MAJOR_MN, SWZ_128B, 128, 64};
+/* v rows t, one 64-column half; P and W rows t, K = s; o staged [t][v]. */
+static const SmemTile TILE_64 = {DT_BF16, MAJOR_K, SWZ_128B, 64, 64};
+/* The ladder's fp16 B operands D and Z: storage row = matrix row. */
+static const SmemTile TILE_D = {DT_F16, MAJOR_MN, SWZ_128B, 64, 64};
+
+/* One schedule's slots: names with owned texts. */
+typedef struct Slots {
+  Slot s[48];
+  char *owned[48];
+  int n;
+} Slots;
+
+static void slot_add(Slots *sl, const char *name, const char *fmt, ...) PRINTF_LIKE(3, 4);
+static void slot_add(Slots *sl, const char *name, const char *fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  sl->owned[sl->n] = xstrdup(buf);
+  sl->s[sl->n] = (Slot){name, sl->owned[sl->n]};
+  sl->n++;
+}
+
+/* Takes over a text built in an Out. */
+static void slot_out(Slots *sl, const char *name, Out *o) {
+  sl->owned[sl->n] = o->buf ? o->buf : xstrdup("");
+  sl->s[sl->n] = (Slot){name, sl->owned[sl->n]};
+  sl->n++;
+  out_init(o);
+}
+
+static void slots_free(Slots *sl) {
+  for (int i = 0; i < sl->n; i++)
+    free(sl->owned[i]);
+  sl->n = 0;
+}
+
+static uint32_t carve(uint32_t *off, uint32_t bytes, uint32_t align) {
+  uint32_t at = (*off + align - 1) / align * align;
+  *off = at + bytes;
+  return at;
+}
+
+/* The K-major q/k tile and its MN-major reading must be the same bytes,
+ * or the state update would read a different matrix than KS did. */
+static int check_k_views(Diag *d) {
+  for (int t = 0; t < 64; t++)
+    for (int e = 0; e < 128; e++)
+      if (tile_offset(&TILE_QK, t, e) != tile_offset(&TILE_K_MN, e, t))
+        return diag_fail(d, "generic: the K-major and MN-major views of a k tile differ at (%d, %d)",
+                         t, e);
+  return 0;
+}
+
+/* TMA loads of a tile from a [T, H, 128] tensor through the 3-D map
+ * {128, H, T}: one box per atom column, at (inner0 + box, head, tok). */
+static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
+                    const char *inner0, const char *head, const char *tok, Diag *d) {
+  TmaBox boxes[16];
+  int n = tma_tile_boxes(t, boxes, 16, d);
+  for (int i = 0; i < n; i++)
+    out_line(o, "tma_load_3d(%s + %uu, &%s, %s + %d, %s, %s + %d, bar);", dst, boxes[i].smem_off,
+             map, inner0, boxes[i].inner, head, tok, boxes[i].outer);
+  return n < 0 ? -1 : 0;
+}
+
+/* TMA loads of a 64 x 64 workspace tile through the 2-D map {64, rows}. */
+static int loads_2d(Out *o, const SmemTile *t, const char *dst, const char *map, const char *row,
+                    Diag *d) {
+  TmaBox boxes[16];
+  int n = tma_tile_boxes(t, boxes, 16, d);
+  for (int i = 0; i < n; i++)
+    out_line(o, "tma_load_2d(%s + %uu, &%s, %d, (int)%s + %d, bar);", dst, boxes[i].smem_off,
+             map, boxes[i].inner, row, boxes[i].outer);
+  return n < 0 ? -1 : 0;
+}
+
+static WgmmaReq rq(int n, int k, DType t, OperandSrc src, Major bm, int first_thread) {
+  WgmmaReq r = {ARCH_SM90A, 64, n, k, t, t, DT_F32, src, SRC_REG, MAJOR_K, bm,
+                src == SRC_REG, first_thread, 128};
+  return r;
+}
+
+typedef struct Operands {
+  const SmemTile *a, *b;
+  const char *acc, *a_regs, *a_base, *b_base, *scale;
+} Operands;
+
+static int product(Prelude *p, Slots *sl, const char *slot, int indent, WgmmaReq r,
+                   Operands ops, Diag *d) {
+  Product pr = {r, *(ops.a ? ops.a : ops.b), *ops.b, 0, 0, 0, 0, ops.acc, ops.a_regs,
+                ops.a_base, ops.b_base, ops.scale};
+  Out o;
+  out_init(&o);
+  o.indent = indent;
+  if (emit_product(p, &o, &pr, d)) {
+    out_free(&o);
+    return -1;
+  }
+  slot_out(sl, slot, &o);
+  return 0;
+}
+
+static void to_a(Prelude *p, Slots *sl, const char *slot, int indent, const char *acc,
+                 const char *a, int ksteps, DType dt) {
+  Out o;
+  out_init(&o);
+  o.indent = indent;
+  emit_acc_to_a(p, &o, acc, a, ksteps, dt);
+  slot_out(sl, slot, &o);
+}
+
+static int tail_fn(Prelude *p, const char *name, const SmemTile *t, int threads, Diag *d) {
+  TailPlan tp;
+  if (tail_plan(t, threads, &tp, d))
+    return -1;
+  emit_tail_copy_fn(p, name, &tp);
+  return 0;
+}
+
+/* The instructions every GDN kernel uses, emitted in a fixed order so the
+ * generated file does not depend on which kernel asked first. */
+static void common_prelude(Prelude *p) {
+  FragMap a64 = frag_acc(64), a128 = frag_acc(128);
+  emit_smem_u32(p);
+  emit_mbar_init(p);
+  emit_fence_mbar_init(p);
+  emit_mbar_expect_tx(p);
+  emit_mbar_wait(p);
+  emit_tma_load_2d(p);
+  emit_tma_load_3d(p);
+  emit_fence_proxy_async(p);
+  emit_wgmma_commit(p);
+  emit_wgmma_wait(p, 0);
+  emit_bar_sync(p);
+  emit_st_shared_u16(p);
+  emit_st_shared_u32(p);
+  emit_ld_shared_u16(p);
+  emit_ld_shared_v4(p);
+  emit_st_global_v4(p);
+  emit_cvt_pack(p, DT_BF16);
+  emit_cvt_pack(p, DT_F16);
+  emit_cvt_bf16_f32(p);
+  emit_cvt_f32_bf16(p);
+  emit_round_f16(p);
+  emit_frag_fn(p, "acc64", &a64);
+  emit_frag_fn(p, "acc128", &a128);
+  emit_tile_offset_fn(p, "tile_64", &TILE_64);
+  emit_tile_offset_fn(p, "tile_d", &TILE_D);
+}
+
+/* What the runtime needs to launch a kernel (written to gdn_kernels.h). */
+typedef struct KernelInfo {
+  const char *name;
+  unsigned threads, smem;
+} KernelInfo;
+
+static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots *sl, Out *o,
+                Diag *d) {
+  Out t;
+  out_init(&t);
+  int rc = 0;
+  for (int i = 0; i < ntmpl && rc == 0; i++)
+    rc = template_load(tmpl_dir, tmpl[i], &t, d);
+  if (rc == 0)
+    rc = template_fill(t.buf, sl->s, sl->n, o, d);
+  out_free(&t);
+  return rc;
+}
+
+static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
+  uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
+           k = carve(&off, tile_bytes(&TILE_QK), 1024), dt = carve(&off, tile_bytes(&TILE_D), 1024),
+           zt = carve(&off, tile_bytes(&TILE_D), 1024), g = carve(&off, 256, 16),
+           b = carve(&off, 256, 16), a8 = carve(&off, 2048, 16), d8 = carve(&off, 2048, 16),
+           bar = carve(&off, 8, 8);
+  *ki = (KernelInfo){"gdn_prepare", 256, off + 1024};
+  Slots sl = {.n = 0};
+  Out ld;
+  out_init(&ld);
+  ld.indent = 3;
+  int rc = tail_fn(p, "tail_qk256", &TILE_QK, 256, d);
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "map_q", "0", "hq", "t0", d);
+  if (rc == 0)
+    slot_out(&sl, "LOAD_Q", &ld);
+  ld.indent = 3;
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sk", "map_k", "0", "hk", "t0", d);
+  if (rc == 0)
+    slot_out(&sl, "LOAD_K", &ld);
+  slot_add(&sl, "Q_OFF", "%u", q);
+  slot_add(&sl, "K_OFF", "%u", k);
+  slot_add(&sl, "D_OFF", "%u", dt);
+  slot_add(&sl, "Z_OFF", "%u", zt);
+  slot_add(&sl, "G_OFF", "%u", g);
+  slot_add(&sl, "B_OFF", "%u", b);
+  slot_add(&sl, "A8_OFF", "%u", a8);
+  slot_add(&sl, "D8_OFF", "%u", d8);
+  slot_add(&sl, "BAR_OFF", "%u", bar);
+  slot_add(&sl, "QK_BYTES", "%u", 2 * tile_bytes(&TILE_QK));
+  slot_add(&sl, "TAIL_QK", "tail_qk256");
+  slot_add(&sl, "ACC", "acc64");
+  slot_add(&sl, "D_TILE", "tile_d");
+  Operands qk = {&TILE_QK, &TILE_QK, "acc", NULL, "sq", "sk", "0"};
+  Operands kk = {&TILE_QK, &TILE_QK, "acc", NULL, "sk", "sk", "0"};
+  Operands z = {NULL, &TILE_D, "z", "ca", NULL, "sd", "0"};
+  Operands m = {NULL, &TILE_D, "z", "da", NULL, "sz", "0"};
+  rc = rc ? rc : product(p, &sl, "PRODUCT_QK", 2, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), qk, d);
+  rc = rc ? rc : product(p, &sl, "PRODUCT_KK", 2, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 128), kk, d);
+  rc = rc ? rc : product(p, &sl, "PRODUCT_Z", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 128), z, d);
+  rc = rc ? rc : product(p, &sl, "PRODUCT_M", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 128), m, d);
+  if (rc == 0) {
+    to_a(p, &sl, "C_TO_A", 2, "c", "ca", 4, DT_F16);
+    to_a(p, &sl, "D_TO_A", 2, "d", "da", 4, DT_F16);
+    static const char *const tmpl[] = {"gdn_prepare.cu.in"};
+    rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
+  }
+  out_free(&ld);
+  slots_free(&sl);
+  return rc;
+}
+
+static int scan_loads(Slots *sl, Diag *d) {
+  struct {
+    const char *slot;
+    int indent, ws;
+    const SmemTile *t;
+    const char *dst, *map, *inner, *head;
+  } rows[] = {
+      {"LOAD_P", 3, 1, &TILE_64, "sp", "map_p", NULL, NULL},
+      {"LOAD_W", 3, 1, &TILE_64, "sw", "map_w", NULL, NULL},
+      {"LOAD_Q", 4, 0, &TILE_QK, "sq", "map_q", "0", "hq"},
+      {"LOAD_K", 4, 0, &TILE_QK, "sk", "map_k", "0", "hk"},
+      {"LOAD_V", 4, 0, &TILE_64, "sv", "map_v", "v0", "hv"},
+  };
+  for (size_t i = 0; i < COUNT_OF(rows); i++) {
+    Out o;
+    out_init(&o);
+    o.indent = rows[i].indent;
+    int rc = rows[i].ws ? loads_2d(&o, rows[i].t, rows[i].dst, rows[i].map, "row", d)
+                        : loads_3d(&o, rows[i].t, rows[i].dst, rows[i].map, rows[i].inner,
+                                   rows[i].head, "t0", d);
+    if (rc) {
+      out_free(&o);
+      return -1;
+    }
+    slot_out(sl, rows[i].slot, &o);
+  }
+  return 0;
+}
+
+static int scan_products(Prelude *p, Slots *sl, Diag *d) {
+  const WgmmaReq n64k128 = rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 0);
+  const WgmmaReq n64k64 = rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 0);
+  const WgmmaReq n128k64 = rq(128, 64, DT_BF16, SRC_REG, MAJOR_MN, 0);
+  struct {
+    const char *slot;
+    WgmmaReq r;
+    Operands ops;
+  } rows[] = {
+      {"PRODUCT_OP", n64k128, {NULL, &TILE_QK, "op", "sa", NULL, "sq", "0"}},
+      {"PRODUCT_KS", n64k128, {NULL, &TILE_QK, "ks", "sa", NULL, "sk", "0"}},
+      {"PRODUCT_U", n64k64, {NULL, &TILE_64, "u", "xa", NULL, "sw", "0"}},
+      {"PRODUCT_O", n64k64, {NULL, &TILE_64, "op", "ua", NULL, "sp", "1"}},
+      {"PRODUCT_S", n128k64, {NULL, &TILE_K_MN, "S", "uda", NULL, "sk", "1"}},
+  };
+  for (size_t i = 0; i < COUNT_OF(rows); i++)
+    if (product(p, sl, rows[i].slot, 1, rows[i].r, rows[i].ops, d))
+      return -1;
+  to_a(p, sl, "S_TO_A", 1, "S", "sa", 8, DT_BF16);
+  to_a(p, sl, "X_TO_A", 1, "ks", "xa", 4, DT_BF16);
+  to_a(p, sl, "U_TO_A", 1, "u", "ua", 4, DT_BF16);
+  to_a(p, sl, "UD_TO_A", 1, "u", "uda", 4, DT_BF16);
+  return 0;
+}
+
+static int emit_scan(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
+  uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
+           k = carve(&off, tile_bytes(&TILE_QK), 1024), v = carve(&off, tile_bytes(&TILE_64), 1024),
+           pt = carve(&off, tile_bytes(&TILE_64), 1024), w = carve(&off, tile_bytes(&TILE_64), 1024),
+           ot = carve(&off, tile_bytes(&TILE_64), 1024), g = carve(&off, 512, 16),
+           bar = carve(&off, 8, 8);
+  *ki = (KernelInfo){"gdn_scan", 128, off + 1024};
+  Slots sl = {.n = 0};
+  int rc = check_k_views(d);
+  rc = rc ? rc : tail_fn(p, "tail_qk128", &TILE_QK, 128, d);
+  rc = rc ? rc : tail_fn(p, "tail_v128", &TILE_64, 128, d);
+  rc = rc ? rc : scan_loads(&sl, d);
+  rc = rc ? rc : scan_products(p, &sl, d);
+  slot_add(&sl, "Q_OFF", "%u", q);
+  slot_add(&sl, "K_OFF", "%u", k);
+  slot_add(&sl, "V_OFF", "%u", v);
+  slot_add(&sl, "P_OFF", "%u", pt);
+  slot_add(&sl, "W_OFF", "%u", w);
+  slot_add(&sl, "O_OFF", "%u", ot);
+  slot_add(&sl, "G_OFF", "%u", g);
+  slot_add(&sl, "BAR_OFF", "%u", bar);
+  slot_add(&sl, "FULL_BYTES", "%u", 2 * tile_bytes(&TILE_QK) + 3 * tile_bytes(&TILE_64));
+  slot_add(&sl, "PW_BYTES", "%u", 2 * tile_bytes(&TILE_64));
+  slot_add(&sl, "TAIL_QK", "tail_qk128");
+  slot_add(&sl, "TAIL_V", "tail_v128");
+  slot_add(&sl, "ACC", "acc64");
+  slot_add(&sl, "ACC_S", "acc128");
+  slot_add(&sl, "V_TILE", "tile_64");
+  slot_add(&sl, "O_TILE", "tile_64");
+  static const char *const tmpl[] = {"gdn_scan_helpers.cu.in", "gdn_scan.cu.in"};
+  if (rc == 0)
+    rc = fill(tmpl_dir, tmpl, 2, &sl, o, d);
+  slots_free(&sl);
+  return rc;
+}
+
+/* The launch facts the runtime reads: kernels, tensor-map boxes, workspace. */
+static void kernel_table(Out *o, const KernelInfo *ki, int n) {
+  uint32_t box[2];
+  tma_tile_box_dims(&TILE_QK, box);
+  gen_header(o, "gdn_kernels.h: how libgdn launches the emitted kernels.", ARCH_SM90A, "//");
+  outf(o, "#ifndef GDN_KERNELS_H\n#define GDN_KERNELS_H\n\n");
+  outf(o, "typedef struct gdn_kernel_spec {\n  const char *name, *file;\n");
+  outf(o, "  unsigned threads, smem_bytes;\n} gdn_kernel_spec;\n\n");
+  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_COUNT };\n");
+  outf(o, "static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {\n");
+  for (int i = 0; i < n; i++)
+    outf(o, "  {\"%s\", \"gdn_generic\", %u, %u},\n", ki[i].name, ki[i].threads, ki[i].smem);
+  outf(o, "};\n\n");
+  outf(o, "// q, k, v: 3-D maps {128, H, T}, one box = %u columns x 1 head x %u tokens.\n",
+       box[0], box[1]);
+  outf(o, "#define GDN_CHUNK_BOX_INNER %uu\n#define GDN_CHUNK_BOX_ROWS %uu\n", box[0], box[1]);
+  outf(o, "// P and W: 2-D maps {64, slots * Ho * 64} of bf16, same box.\n");
+  outf(o, "#define GDN_SWIZZLE %d /* CUtensorMapSwizzle */\n",
+       swizzle_info(TILE_QK.swz)->tma_code);
+  outf(o, "// Workspace per chunk slot and output head: P and W (bf16 64 x 64), and\n");
+  outf(o, "// g then g_L / g (fp32 2 x 64).\n");
+  outf(o, "#define GDN_WS_TILE_BYTES %uu\n#define GDN_WS_G_BYTES 512u\n\n#endif\n",
+       tile_bytes(&TILE_64));
+}
+
+int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d) {
+  Prelude p;
+  prelude_init(&p, arch);
+  common_prelude(&p);
+  KernelInfo ki[2];
+  Out kernels, file, table;
+  out_init(&kernels);
+  out_init(&file);
+  out_init(&table);
+  int rc = emit_prepare(&p, tmpl_dir, &kernels, &ki[0], d);
+  rc = rc ? rc : emit_scan(&p, tmpl_dir, &kernels, &ki[1], d);
+  if (rc == 0) {
+    gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan.", arch, "//");
+    outf(&file, "\n");
+    out_append(&file, &p.text);
+    out_append(&file, &kernels);
+    char *path = path_join(out_dir, "gdn_generic.cu");
+    rc = out_write_file(&file, path, d);
+    free(path);
+  }
+  if (rc == 0) {
+    kernel_table(&table, ki, 2);
+    char *path = path_join(out_dir, "gdn_kernels.h");
+    rc = out_write_file(&table, path, d);
+    free(path);
+  }
+  out_free(&kernels);
+  out_free(&file);
+  out_free(&table);
+  prelude_free(&p);
+  return rc;
+}

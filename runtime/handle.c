@@ -1,0 +1,112 @@
+/* handle.c: handles, kernel loading, errors, and the public entry points. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embedded.h"
+#include "internal.h"
+
+gdn_status gdn_fail(gdn_handle *h, gdn_status s, const char *fmt, ...) {
+  if (!h)
+    return s;
+  va_list ap;
+  va_start(ap, fmt);
+  pthread_mutex_lock(&h->lock);
+  vsnprintf(h->err, sizeof h->err, fmt, ap);
+  pthread_mutex_unlock(&h->lock);
+  va_end(ap);
+  return s;
+}
+
+gdn_status gdn_cu_fail(gdn_handle *h, CUresult r, const char *what) {
+  const char *name = "?", *text = "?";
+  cuGetErrorName(r, &name);
+  cuGetErrorString(r, &text);
+  return gdn_fail(h, r == CUDA_ERROR_OUT_OF_MEMORY ? GDN_ERR_OUT_OF_MEMORY : GDN_ERR_CUDA,
+                  "%s failed: %s (%s)", what, name, text);
+}
+
+static const gdn_blob *find_blob(const char *name) {
+  for (const gdn_blob *b = gdn_blobs; b->name; b++)
+    if (strcmp(b->name, name) == 0)
+      return b;
+  return NULL;
+}
+
+/* The embedded cubin, or (flags) the embedded source through NVRTC. */
+static gdn_status load_kernels(gdn_handle *h, unsigned flags) {
+  const gdn_blob *cubin = find_blob("gdn_generic.cubin");
+  CUresult r = CUDA_ERROR_NOT_FOUND;
+  if (cubin && !(flags & GDN_CREATE_NVRTC))
+    r = cuModuleLoadData(&h->mod, cubin->data);
+  if (r != CUDA_SUCCESS)
+    return gdn_fail(h, GDN_ERR_NO_KERNEL,
+                    "the embedded sm_90a kernels could not be loaded on device %d (%s)",
+                    (int)h->dev, cubin ? "cuModuleLoadData failed" : "no cubin embedded");
+  for (int i = 0; i < GDN_K_COUNT; i++) {
+    const gdn_kernel_spec *k = &gdn_kernel_specs[i];
+    if ((r = cuModuleGetFunction(&h->fn[i], h->mod, k->name)) != CUDA_SUCCESS)
+      return gdn_cu_fail(h, r, k->name);
+    r = cuFuncSetAttribute(h->fn[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           (int)k->smem_bytes);
+    if (r != CUDA_SUCCESS)
+      return gdn_cu_fail(h, r, "cuFuncSetAttribute (shared memory)");
+  }
+  return GDN_OK;
+}
+
+gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err,
+                         size_t err_len) {
+  if (err && err_len)
+    err[0] = '\0';
+  if (!out)
+    return GDN_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  gdn_handle *h = calloc(1, sizeof *h);
+  if (!h)
+    return GDN_ERR_OUT_OF_MEMORY;
+  pthread_mutex_init(&h->lock, NULL);
+  CUresult r = cuInit(0);
+  if (r == CUDA_SUCCESS)
+    r = cuDeviceGet(&h->dev, device);
+  if (r == CUDA_SUCCESS)
+    r = cuDevicePrimaryCtxRetain(&h->ctx, h->dev);
+  gdn_status s = r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, "device setup");
+  if (s == GDN_OK && (r = cuCtxPushCurrent(h->ctx)) != CUDA_SUCCESS)
+    s = gdn_cu_fail(h, r, "cuCtxPushCurrent");
+  if (s == GDN_OK) {
+    s = load_kernels(h, flags);
+    CUcontext popped;
+    cuCtxPopCurrent(&popped);
+  }
+  if (s != GDN_OK) {
+    if (err && err_len)
+      snprintf(err, err_len, "%s", h->err);
+    gdn_destroy(h);
+    return s;
+  }
+  *out = h;
+  return GDN_OK;
+}
+
+gdn_status gdn_create(int device, gdn_handle **out) {
+  return gdn_create_ex(device, 0, out, NULL, 0);
+}
+
+void gdn_destroy(gdn_handle *h) {
+  if (!h)
+    return;
+  if (h->ctx && cuCtxPushCurrent(h->ctx) == CUDA_SUCCESS) {
+    if (h->ws)
+      cuMemFree(h->ws);
+    if (h->mod)
+      cuModuleUnload(h->mod);
+    CUcontext popped;
+    cuCtxPopCurrent(&popped);
+  }
+  if (h->ctx)
+    cuDevicePrimaryCtxRelease(h->dev);
+  pthread_mutex_destroy(&h->lock);
+  free(h);
+}

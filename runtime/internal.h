@@ -1,0 +1,55 @@
+/* internal.h: libgdn's one internal header; who owns what.
+ *
+ *   check.c   argument rules, pure C (no CUDA call): the CPU tests and the
+ *             fuzzer drive them directly
+ *   route.c   which schedule serves a call, from host-visible facts alone
+ *   handle.c  handles, module loading (cubin, else NVRTC), errors
+ *   launch.c  tensor maps, workspace layout, kernel launches
+ */
+#ifndef GDN_INTERNAL_H
+#define GDN_INTERNAL_H
+
+#include <cuda.h>
+#include <pthread.h>
+
+#include "gdn.h"
+#include "gdn_kernels.h"
+
+#define GDN_ERR_LEN 512
+
+struct gdn_handle {
+  CUdevice dev;
+  CUcontext ctx;              /* the device's primary context */
+  CUmodule mod;
+  CUfunction fn[GDN_K_COUNT];
+  int from_nvrtc;             /* 1 if the kernels were compiled at create */
+  pthread_mutex_t lock;       /* guards what follows */
+  CUdeviceptr ws;             /* the handle's own workspace, or 0 */
+  size_t ws_bytes;
+  char err[GDN_ERR_LEN];
+};
+
+/* ---------------------------------------------------------- check.c */
+/* The facts a call is planned from, derived once from the arguments. */
+typedef struct gdn_plan {
+  int64_t T;
+  int N, Hq, Hk, Hv, Ho;
+  int64_t slots;       /* chunk slots: T / 64 + N */
+  size_t ws_p, ws_w, ws_g, ws_bytes; /* workspace offsets and size */
+  gdn_route route;
+} gdn_plan;
+gdn_status gdn_check_args(const gdn_prefill_args *a, gdn_plan *plan, char *msg, size_t n);
+
+/* ---------------------------------------------------------- route.c */
+gdn_route gdn_pick_route(const gdn_prefill_args *a, const gdn_plan *plan);
+
+/* --------------------------------------------------------- handle.c */
+gdn_status gdn_fail(gdn_handle *h, gdn_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+gdn_status gdn_cu_fail(gdn_handle *h, CUresult r, const char *what);
+
+/* --------------------------------------------------------- launch.c */
+gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gdn_plan *p,
+                              CUdeviceptr ws, CUstream stream);
+
+#endif

@@ -1,0 +1,71 @@
+/* launch.c: tensor maps, workspace pointers and the launches of the
+ * generic pipeline. Nothing here synchronises or reads device memory, so
+ * a call can be captured in a CUDA graph. */
+#include <string.h>
+
+#include "internal.h"
+
+/* q, k or v [T, H, 128] as the 3-D map {128, H, T}: one box is a 64-column
+ * half of one head's rows for 64 tokens. */
+static gdn_status map_chunks(gdn_handle *h, CUtensorMap *m, uint64_t base, int heads,
+                             int64_t T, const char *what) {
+  cuuint64_t dims[3] = {GDN_HEAD_DIM, (cuuint64_t)heads, (cuuint64_t)T};
+  cuuint64_t strides[2] = {GDN_HEAD_DIM * 2, (cuuint64_t)heads * GDN_HEAD_DIM * 2};
+  cuuint32_t box[3] = {GDN_CHUNK_BOX_INNER, 1, GDN_CHUNK_BOX_ROWS}, es[3] = {1, 1, 1};
+  CUresult r = cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)base, dims,
+                                      strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      (CUtensorMapSwizzle)GDN_SWIZZLE,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, what);
+}
+
+/* A workspace region of 64 x 64 bf16 tiles as the 2-D map {64, rows}. */
+static gdn_status map_tiles(gdn_handle *h, CUtensorMap *m, CUdeviceptr base, int64_t rows,
+                            const char *what) {
+  cuuint64_t dims[2] = {64, (cuuint64_t)rows}, strides[1] = {128};
+  cuuint32_t box[2] = {GDN_CHUNK_BOX_INNER, GDN_CHUNK_BOX_ROWS}, es[2] = {1, 1};
+  CUresult r = cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims,
+                                      strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      (CUtensorMapSwizzle)GDN_SWIZZLE,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, what);
+}
+
+static gdn_status launch(gdn_handle *h, int k, unsigned gx, unsigned gy, unsigned gz,
+                         void **params, CUstream stream) {
+  const gdn_kernel_spec *spec = &gdn_kernel_specs[k];
+  CUresult r = cuLaunchKernel(h->fn[k], gx, gy, gz, spec->threads, 1, 1, spec->smem_bytes, stream,
+                              params, NULL);
+  return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, spec->name);
+}
+
+gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gdn_plan *p,
+                              CUdeviceptr ws, CUstream stream) {
+  CUtensorMap mq, mk, mv, mp, mw;
+  int64_t rows = p->slots * p->Ho * 64;
+  gdn_status s = map_chunks(h, &mq, a->q, p->Hq, p->T, "tensor map of q");
+  if (s == GDN_OK)
+    s = map_chunks(h, &mk, a->k, p->Hk, p->T, "tensor map of k");
+  if (s == GDN_OK)
+    s = map_chunks(h, &mv, a->v, p->Hv, p->T, "tensor map of v");
+  if (s == GDN_OK)
+    s = map_tiles(h, &mp, ws + p->ws_p, rows, "tensor map of the workspace (P)");
+  if (s == GDN_OK)
+    s = map_tiles(h, &mw, ws + p->ws_w, rows, "tensor map of the workspace (W)");
+  if (s != GDN_OK)
+    return s;
+  CUdeviceptr ws_p = ws + p->ws_p, ws_w = ws + p->ws_w, ws_g = ws + p->ws_g;
+  int T = (int)p->T, N = p->N, Hq = p->Hq, Hk = p->Hk, Hv = p->Hv, Ho = p->Ho;
+  float scale = a->scale;
+  void *prep[] = {&mq, &mk, (void *)&a->q, (void *)&a->k, (void *)&a->alpha, (void *)&a->beta,
+                  (void *)&a->cu_seqlens, &ws_p, &ws_w, &ws_g, &T, &N, &Hq, &Hk, &Ho};
+  s = launch(h, GDN_K_PREPARE, (unsigned)p->slots, (unsigned)Ho, 1, prep, stream);
+  if (s != GDN_OK)
+    return s;
+  void *scan[] = {&mq, &mk, &mv, &mp, &mw, (void *)&a->q, (void *)&a->k, (void *)&a->v, &ws_g,
+                  (void *)&a->cu_seqlens, (void *)&a->initial_state, (void *)&a->final_state,
+                  (void *)&a->o, &T, &Hq, &Hk, &Hv, &Ho, &scale};
+  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, stream);
+}

@@ -1,0 +1,218 @@
+"""gdngen: Gated Delta Net prefill on sm_90a, through libgdn (ctypes).
+
+    import gdngen
+    o, final_state = gdngen.chunk_gated_delta_rule(
+        q, k, v, alpha=alpha, beta=beta, scale=0.73,
+        initial_state=h0, output_final_state=True, cu_seqlens=cu)
+
+Shapes (no batch dimension; sequences are packed along T):
+    q [T, Hq, 128], k [T, Hk, 128], v [T, Hv, 128]   bf16, CUDA, contiguous
+    alpha, beta [T, Ho] fp32 (alpha is the decay itself, not its log)
+    cu_seqlens [N + 1] int32 or int64 on the same device (None: one sequence)
+    initial_state, final_state [N, Ho, 128, 128] fp32 ([V, K])
+    o [T, Ho, 128] bf16, with Ho = max(Hq, Hv)
+The call runs on torch's current stream and never synchronises, so it can be
+captured in a CUDA graph. Bad input raises ValueError with libgdn's message.
+The library is found through $GDNGEN_LIB, else build/libgdn.so of this
+checkout.
+"""
+import ctypes
+import math
+import os
+import threading
+
+__all__ = ["chunk_gated_delta_rule", "query_route", "version"]
+
+_VERSION = "0.1.0"
+_ROUTES = {0: "generic", 1: "register_replay", 2: "predecessor_replay"}
+_STATUS_INVALID = (1, 2)  # invalid argument, unsupported
+
+
+class _Args(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in
+                ("q", "k", "v", "alpha", "beta", "cu_seqlens", "initial_state",
+                 "final_state", "o")] + [
+        ("T", ctypes.c_int64), ("N", ctypes.c_int32), ("Hq", ctypes.c_int32),
+        ("Hk", ctypes.c_int32), ("Hv", ctypes.c_int32), ("head_dim", ctypes.c_int32),
+        ("scale", ctypes.c_float), ("force_generic", ctypes.c_int32)]
+
+
+def _lib_path():
+    env = os.environ.get("GDNGEN_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, "..", "..", "..", "build", "libgdn.so"))
+
+
+class _Lib:
+    """The loaded library and one handle per device, made on first use."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL(_lib_path())
+        L = self.lib
+        L.gdn_create_ex.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p),
+                                    ctypes.c_char_p, ctypes.c_size_t]
+        L.gdn_create_ex.restype = ctypes.c_int
+        L.gdn_prefill.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Args), ctypes.c_uint64,
+                                  ctypes.c_size_t, ctypes.c_void_p]
+        L.gdn_prefill.restype = ctypes.c_int
+        L.gdn_workspace_size.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Args),
+                                         ctypes.POINTER(ctypes.c_size_t)]
+        L.gdn_workspace_size.restype = ctypes.c_int
+        L.gdn_query_route.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Args),
+                                      ctypes.POINTER(ctypes.c_int)]
+        L.gdn_query_route.restype = ctypes.c_int
+        L.gdn_last_error.argtypes = [ctypes.c_void_p]
+        L.gdn_last_error.restype = ctypes.c_char_p
+        L.gdn_status_string.argtypes = [ctypes.c_int]
+        L.gdn_status_string.restype = ctypes.c_char_p
+        self.handles = {}
+        self.lock = threading.Lock()
+
+    def handle(self, device):
+        with self.lock:
+            h = self.handles.get(device)
+            if h is None:
+                out = ctypes.c_void_p()
+                err = ctypes.create_string_buffer(512)
+                s = self.lib.gdn_create_ex(device, 0, ctypes.byref(out), err, 512)
+                if s != 0:
+                    raise RuntimeError("gdngen: cannot create a handle on cuda:%d: %s"
+                                       % (device, err.value.decode()))
+                h = self.handles[device] = out
+            return h
+
+    def fail(self, h, status, what):
+        msg = self.lib.gdn_last_error(h).decode()
+        kind = self.lib.gdn_status_string(status).decode()
+        if status in _STATUS_INVALID:
+            raise ValueError("gdngen.%s: %s" % (what, msg))
+        raise RuntimeError("gdngen.%s: %s: %s" % (what, kind, msg))
+
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def _get_lib():
+    global _lib
+    with _lib_lock:
+        if _lib is None:
+            _lib = _Lib()
+        return _lib
+
+
+def version():
+    return _VERSION
+
+
+def _need(cond, msg):
+    if not cond:
+        raise ValueError("gdngen.chunk_gated_delta_rule: " + msg)
+
+
+def _check_tensor(name, t, dtype, shape, device):
+    import torch
+    _need(isinstance(t, torch.Tensor), "%s must be a torch.Tensor" % name)
+    _need(t.is_cuda, "%s must be on a CUDA device" % name)
+    _need(t.device == device, "%s is on %s, q on %s" % (name, t.device, device))
+    _need(t.dtype == dtype, "%s must be %s, not %s" % (name, dtype, t.dtype))
+    _need(tuple(t.shape) == tuple(shape),
+          "%s has shape %s, expected %s" % (name, tuple(t.shape), tuple(shape)))
+    _need(t.is_contiguous(), "%s must be contiguous" % name)
+
+
+def _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic):
+    """Checks the tensors; returns (args struct, keep-alive list, T, N, Ho)."""
+    import torch
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        _need(isinstance(t, torch.Tensor) and t.dim() == 3,
+              "%s must be a 3-D tensor [T, H, 128]" % name)
+    T, Hq, D = q.shape
+    Hk, Hv = k.shape[1], v.shape[1]
+    _need(D == 128, "head dimension is %d; only 128 is supported" % D)
+    dev = q.device
+    _check_tensor("q", q, torch.bfloat16, (T, Hq, 128), dev)
+    _check_tensor("k", k, torch.bfloat16, (T, Hk, 128), dev)
+    _check_tensor("v", v, torch.bfloat16, (T, Hv, 128), dev)
+    Ho = max(Hq, Hv)
+    keep = []
+    if cu_seqlens is None:
+        N = 1
+    else:
+        _need(isinstance(cu_seqlens, torch.Tensor) and cu_seqlens.dim() == 1
+              and cu_seqlens.numel() >= 2, "cu_seqlens must be a 1-D tensor [N + 1]")
+        _need(cu_seqlens.dtype in (torch.int32, torch.int64),
+              "cu_seqlens must be int32 or int64, not %s" % cu_seqlens.dtype)
+        _need(cu_seqlens.device == dev, "cu_seqlens must be on %s" % dev)
+        N = cu_seqlens.numel() - 1
+        if cu_seqlens.dtype != torch.int32:
+            cu_seqlens = cu_seqlens.to(torch.int32)  # on the device: no host sync
+        cu_seqlens = cu_seqlens.contiguous()
+        keep.append(cu_seqlens)
+    for name, t in (("alpha", alpha), ("beta", beta)):
+        if t is not None:
+            _check_tensor(name, t, torch.float32, (T, Ho), dev)
+    if initial_state is not None:
+        _check_tensor("initial_state", initial_state, torch.float32, (N, Ho, 128, 128), dev)
+    if scale is None:
+        scale = 1.0 / math.sqrt(128)
+    _need(math.isfinite(float(scale)), "scale must be finite, not %r" % (scale,))
+    a = _Args()
+    a.q, a.k, a.v = q.data_ptr(), k.data_ptr(), v.data_ptr()
+    a.alpha = alpha.data_ptr() if alpha is not None else 0
+    a.beta = beta.data_ptr() if beta is not None else 0
+    a.cu_seqlens = cu_seqlens.data_ptr() if cu_seqlens is not None else 0
+    a.initial_state = initial_state.data_ptr() if initial_state is not None else 0
+    a.T, a.N, a.Hq, a.Hk, a.Hv, a.head_dim = T, N, Hq, Hk, Hv, 128
+    a.scale, a.force_generic = float(scale), 1 if force_generic else 0
+    return a, keep, T, N, Ho
+
+
+def chunk_gated_delta_rule(q, k, v, alpha=None, beta=None, scale=None, initial_state=None,
+                           output_final_state=False, cu_seqlens=None, force_generic=False):
+    """Runs the GDN prefill; returns (o [T, Ho, 128] bf16, final_state or None)."""
+    import torch
+    a, keep, T, N, Ho = _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens,
+                                 force_generic)
+    lib = _get_lib()
+    dev = q.device.index if q.device.index is not None else torch.cuda.current_device()
+    h = lib.handle(dev)
+    o = torch.empty((T, Ho, 128), dtype=torch.bfloat16, device=q.device)
+    final = None
+    if output_final_state:
+        final = torch.empty((N, Ho, 128, 128), dtype=torch.float32, device=q.device)
+    a.o = o.data_ptr()
+    a.final_state = final.data_ptr() if final is not None else 0
+    need = ctypes.c_size_t(0)
+    s = lib.lib.gdn_workspace_size(h, ctypes.byref(a), ctypes.byref(need))
+    if s != 0:
+        lib.fail(h, s, "chunk_gated_delta_rule")
+    # torch's caching allocator: graph-capture safe, freed with the tensor.
+    ws = torch.empty(max(need.value, 16), dtype=torch.uint8, device=q.device)
+    with torch.cuda.device(q.device):
+        stream = torch.cuda.current_stream().cuda_stream
+    s = lib.lib.gdn_prefill(h, ctypes.byref(a), ws.data_ptr(), need.value, stream)
+    if s != 0:
+        lib.fail(h, s, "chunk_gated_delta_rule")
+    del keep, ws  # safe: the stream orders their reuse after this call's kernels
+    return o, final
+
+
+def query_route(q, k, v, alpha=None, beta=None, scale=None, initial_state=None,
+                output_final_state=False, cu_seqlens=None, force_generic=False):
+    """The route chunk_gated_delta_rule would take for these arguments."""
+    import torch
+    a, keep, T, N, Ho = _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens,
+                                 force_generic)
+    lib = _get_lib()
+    h = lib.handle(q.device.index if q.device.index is not None else torch.cuda.current_device())
+    a.o = 16  # a placeholder: only its presence and alignment are checked
+    a.final_state = 16 if output_final_state else 0
+    route = ctypes.c_int(0)
+    s = lib.lib.gdn_query_route(h, ctypes.byref(a), ctypes.byref(route))
+    if s != 0:
+        lib.fail(h, s, "query_route")
+    return _ROUTES.get(route.value, "unknown")
+
