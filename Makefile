@@ -19,7 +19,7 @@ RT_SRC  := $(wildcard runtime/*.c)
 RT_HDR  := runtime/gdn.h runtime/internal.h runtime/embedded.h generated/gdn_kernels.h
 RT_OBJ  := $(patsubst runtime/%.c,$(B)/rt/%.o,$(RT_SRC)) $(B)/rt/embedded.o
 
-.PHONY: all generate kernels lib test gpu-test gpu-check clean
+.PHONY: all generate kernels lib test check-codegen gpu-test gpu-check clean
 
 all: lib
 
@@ -34,6 +34,7 @@ generate: $(B)/gdngen
 kernels: generate
 	@mkdir -p $(B)/kernels $(B)/ptxas
 	ninja -f generated/build.ninja
+	$(B)/gdngen resources generated/RESOURCES.md $$(sed -n 's/^  log = //p' generated/build.ninja)
 
 # libgdn: the runtime and the embedded kernels, shared and static.
 $(B)/rt/%.o: runtime/%.c $(RT_HDR)
@@ -67,11 +68,22 @@ $(B)/tests/test_emit: tests/cpu/test_emit.c $(GEN_SRC) $(GEN_HDR)
 	@mkdir -p $(B)/tests
 	$(CC) $(CFLAGS) -Igenerator -o $@ tests/cpu/test_emit.c $(filter-out generator/main.c,$(GEN_SRC)) $(CMOCKA)
 
-CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref
+$(B)/tests/test_args: tests/cpu/test_args.c runtime/check.c runtime/route.c $(RT_HDR)
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Iruntime -Igenerated $(CUDA_INC) -o $@ tests/cpu/test_args.c runtime/check.c \
+	  runtime/route.c $(CMOCKA) -lm
+
+CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref $(B)/tests/test_args
 
 test: $(CPU_TESTS) kernels
 	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
 	bash tests/cli.sh $(B)/gdngen
+	bash tests/check_codegen.sh $(B)/gdngen
+
+# The codegen guard: generated/ is fresh, no kernel spills or uses stack,
+# and generated/RESOURCES.md is the table of a fresh compile (needs nvcc).
+check-codegen: $(B)/gdngen
+	bash tests/check_codegen.sh $(B)/gdngen
 
 # GPU tests link the real libcuda at run time (the stub here at link time).
 $(B)/tests/gpu_probes: tests/gpu/probes.c tests/gpu/gpucheck.h generated/probes.h $(RULES) tests/ref/numeric.c
@@ -86,7 +98,11 @@ $(B)/tests/gpu_gdn: tests/gpu/gdn_cases.c tests/gpu/gpucheck.h $(REF_SRC) $(B)/l
 
 GPU_TESTS := $(B)/tests/gpu_probes $(B)/tests/gpu_gdn
 
-gpu-test: kernels $(GPU_TESTS)
+$(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
+	$(CC) $(CFLAGS) -Iruntime -Itests/ref $(CUDA_INC) -o $@ bench/gdn_bench.c $(REF_SRC) \
+	  $(B)/libgdn.a $(CUDA_LIB) -lpthread -lm
+
+gpu-test: kernels $(GPU_TESTS) $(B)/gdn_bench
 
 gpu-check: gpu-test
 	@for t in $(GPU_TESTS); do echo "== $$t"; $$t || exit 1; done

@@ -167,8 +167,13 @@ static __device__ __forceinline__ u32 tile_d(u32 mn, u32 k) {
   return a ^ ((a & 0x380u) >> 3);
 }
 
+static __device__ __forceinline__ void st_shared_v4(u32 dst, u32 x, u32 y, u32 z, u32 w) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+               :: "r"(dst), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+}
+
 // Byte offset of element (mn, k) in a 64 x 128 bf16 K-major tile, 128B swizzle.
-static __device__ __forceinline__ u32 tail_qk256_off(u32 mn, u32 k) {
+static __device__ __forceinline__ u32 tail_qk128_off(u32 mn, u32 k) {
   u32 row = mn, e = k;
   u32 a = (e / 64u) * 8192u + row * 128u + (e % 64u) * 2u;
   return a ^ ((a & 0x380u) >> 3);
@@ -179,21 +184,16 @@ static __device__ __forceinline__ void ld_global_v4(const void *src, u32 &x, u32
                : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(src));
 }
 
-static __device__ __forceinline__ void st_shared_v4(u32 dst, u32 x, u32 y, u32 z, u32 w) {
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
-               :: "r"(dst), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
-}
-
 // Masked copy of 64 storage rows x 128 elements: rows >= valid are written
 // as zeros and never read (tail.c). `src` is storage row 0.
-static __device__ __forceinline__ void tail_qk256(u32 dst, const char *src, i64 row_bytes, int valid, int tid) {
+static __device__ __forceinline__ void tail_qk128(u32 dst, const char *src, i64 row_bytes, int valid, int tid) {
 #pragma unroll
-  for (int it = 0; it < 4; ++it) {
-    int v = it * 256 + tid;
+  for (int it = 0; it < 8; ++it) {
+    int v = it * 128 + tid;
     int row = v / 16, e = (v % 16) * 8;
     u32 x = 0, y = 0, z = 0, w = 0;
     if (row < valid) ld_global_v4(src + row * row_bytes + e * 2, x, y, z, w);
-    st_shared_v4(dst + tail_qk256_off(row, e), x, y, z, w);
+    st_shared_v4(dst + tail_qk128_off(row, e), x, y, z, w);
   }
 }
 
@@ -238,24 +238,14 @@ static __device__ __forceinline__ void wgmma_m64n64k16_rs_f16_rm(float (&d)[32],
 
 static __device__ __forceinline__ void fence_operand(u32 &x) { asm volatile("" : "+r"(x) :: "memory"); }
 
-// Byte offset of element (mn, k) in a 64 x 128 bf16 K-major tile, 128B swizzle.
-static __device__ __forceinline__ u32 tail_qk128_off(u32 mn, u32 k) {
-  u32 row = mn, e = k;
-  u32 a = (e / 64u) * 8192u + row * 128u + (e % 64u) * 2u;
-  return a ^ ((a & 0x380u) >> 3);
+static __device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 }
 
-// Masked copy of 64 storage rows x 128 elements: rows >= valid are written
-// as zeros and never read (tail.c). `src` is storage row 0.
-static __device__ __forceinline__ void tail_qk128(u32 dst, const char *src, i64 row_bytes, int valid, int tid) {
-#pragma unroll
-  for (int it = 0; it < 8; ++it) {
-    int v = it * 128 + tid;
-    int row = v / 16, e = (v % 16) * 8;
-    u32 x = 0, y = 0, z = 0, w = 0;
-    if (row < valid) ld_global_v4(src + row * row_bytes + e * 2, x, y, z, w);
-    st_shared_v4(dst + tail_qk128_off(row, e), x, y, z, w);
-  }
+static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1], %2, [%3];"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
 // Byte offset of element (mn, k) in a 64 x 64 bf16 K-major tile, 128B swizzle.
@@ -318,6 +308,11 @@ static __device__ __forceinline__ void wgmma_m64n128k16_rs_bf16_rm(float (&d)[64
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(scale_d));
 }
 
+static __device__ __forceinline__ void ldmatrix_x4_trans(u32 src, u32 &a, u32 &b, u32 &c, u32 &d) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(src) : "memory");
+}
+
 // Boundary i of the packed batch; without cu_seqlens there is one sequence.
 static __device__ __forceinline__ int seq_bound(const int *cu_seqlens, int i, int T) {
   return cu_seqlens ? cu_seqlens[i] : (i == 0 ? 0 : T);
@@ -361,26 +356,38 @@ static __device__ __forceinline__ void store_f16_tile(const float (&v)[32], u32 
   }
 }
 
-// T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
-// D holds the block-diagonal inverse so far (fp16 values in fp32 registers,
-// in the accumulator layout); each rung merges pairs of blocks of size b:
-// Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
-static __device__ __forceinline__ void ladder(const float (&acc)[32], const float *s_g,
-                                              const float *s_b, float *s_a8, float *s_d8, u32 sd,
-                                              u32 sz, u16 *w, int wt) {
-  float a[32], d[32], c[32], z[32];
-  u32 ca[16], da[16];
+// A thread's 32 fp32 values kept in shared memory in fragment order (so
+// that registers stay free for the ladder): value r of thread t at
+// (r / 4 * 128 + t) * 16 + (r % 4) * 4, conflict-free 16-byte accesses.
+static __device__ __forceinline__ void frag_store(u32 dst, const float (&x)[32], int wt) {
 #pragma unroll
-  for (int r = 0; r < 32; ++r) {
-    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    a[r] = s < t ? s_b[t] * (acc[r] * (s_g[t] / s_g[s])) : 0.f;
-    if ((t >> 3) == (s >> 3))
-      s_a8[t * 8 + (s & 7)] = a[r];
+  for (int r = 0; r < 32; r += 4)
+    st_shared_v4(dst + (u32)((r / 4 * 128 + wt) * 16), __float_as_uint(x[r]),
+                 __float_as_uint(x[r + 1]), __float_as_uint(x[r + 2]), __float_as_uint(x[r + 3]));
+}
+
+static __device__ __forceinline__ void frag_load(u32 src, float (&x)[32], int wt) {
+#pragma unroll
+  for (int r = 0; r < 32; r += 4) {
+    u32 a, b, c, d;
+    ld_shared_v4(src + (u32)((r / 4 * 128 + wt) * 16), a, b, c, d);
+    x[r] = __uint_as_float(a), x[r + 1] = __uint_as_float(b);
+    x[r + 2] = __uint_as_float(c), x[r + 3] = __uint_as_float(d);
   }
-  bar_sync(1, 128);
+}
+
+// T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
+// A arrives in shared memory (fragment order, and its diagonal 8 x 8 blocks
+// in s_a8). D holds the block-diagonal inverse so far (fp16 values in fp32
+// registers, in the accumulator layout); each rung merges pairs of blocks of
+// size b: Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
+static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
+                                              float *s_d8, u32 sd, u32 sz, u16 *w, int wt) {
+  float d[32], c[32], z[32];
+  u32 ca[16], da[16];
   if (wt < 64)
     forward_subst(s_a8, s_d8, wt >> 3, wt & 7);
-  bar_sync(1, 128);
+  __syncthreads();
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
@@ -390,11 +397,12 @@ static __device__ __forceinline__ void ladder(const float (&acc)[32], const floa
   for (int b = 8; b <= 32; b *= 2) {
     store_f16_tile(d, sd, wt);
     fence_proxy_async();
-    bar_sync(1, 128);
+    __syncthreads();
+    frag_load(afrag, c, wt);
 #pragma unroll
     for (int r = 0; r < 32; ++r) { // C_b: rows of block 2p+1, columns of block 2p
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-      c[r] = ((t / b) & 1) && s / b == t / b - 1 ? a[r] : 0.f;
+      c[r] = ((t / b) & 1) && s / b == t / b - 1 ? c[r] : 0.f;
     }
     ca[0] = pack_f16(c[0], c[1]);
     ca[1] = pack_f16(c[2], c[3]);
@@ -427,7 +435,7 @@ static __device__ __forceinline__ void ladder(const float (&acc)[32], const floa
     wgmma_wait_0();
     store_f16_tile(z, sz, wt); // rounds Z to fp16
     fence_proxy_async();
-    bar_sync(1, 128);
+    __syncthreads();
     da[0] = pack_f16(d[0], d[1]);
     da[1] = pack_f16(d[2], d[3]);
     da[2] = pack_f16(d[4], d[5]);
@@ -460,7 +468,7 @@ static __device__ __forceinline__ void ladder(const float (&acc)[32], const floa
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       d[r] = round_f16(d[r] - z[r]);
-    bar_sync(1, 128); // every wgmma has read sd and sz before the next rung
+    __syncthreads(); // every wgmma has read sd and sz before the next rung
   }
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
@@ -472,19 +480,21 @@ static __device__ __forceinline__ void ladder(const float (&acc)[32], const floa
 // gdn_prepare: the WY data of one 64-token chunk for one output head
 // (docs/numerics.md, "Prepare"): g, P = bf16(decayed, masked Q K^T) and
 // W = bf16((I + A)^-1 diag(beta)), written to the workspace slot of the
-// chunk. Warpgroup 0 forms QK and P; warpgroup 1 forms KK and A and runs
-// the inverse ladder 8 -> 16 -> 32 -> 64 on fp16 tensor-core products.
+// chunk. One warpgroup forms QK and KK, then P, A and the inverse ladder
+// 8 -> 16 -> 32 -> 64 on fp16 tensor-core products. Once QK and KK are
+// formed, the q and k tiles are dead and their bytes hold A and the ladder's
+// operands, which keeps a CTA small enough for four to share an SM.
 //
 // Chunk slots are numbered on the device: the chunks of sequence i take
 // slots c_i / 64 + i onwards, which never overlap and number at most
 // T / 64 + N, so the host needs no cu_seqlens value.
-extern "C" __global__ void __launch_bounds__(256, 1)
+extern "C" __global__ void __launch_bounds__(128, 4)
 gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
             const u16 *q, const u16 *k, const float *alpha, const float *beta,
             const int *cu_seqlens, u16 *ws_p, u16 *ws_w, float *ws_g,
             int T, int N, int Hq, int Hk, int Ho) {
   extern __shared__ unsigned char smem_raw[];
-  const int tid = threadIdx.x, wt = tid & 127;
+  const int tid = threadIdx.x, wt = tid;
   const int slot = blockIdx.x, h = blockIdx.y;
   int lo = 0, hi = N - 1; // the last sequence whose first slot is <= slot
   while (lo < hi) {
@@ -499,11 +509,11 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
   const int hq = h * Hq / Ho, hk = h * Hk / Ho;
   const u32 raw = smem_u32(smem_raw), base = (raw + 1023u) & ~1023u;
   unsigned char *gbase = smem_raw + (base - raw);
-  const u32 sq = base + 0u, sk = base + 16384u, sd = base + 32768u;
-  const u32 sz = base + 40960u, bar = base + 53760u;
-  float *s_g = (float *)(gbase + 49152), *s_b = (float *)(gbase + 49408);
-  float *s_a8 = (float *)(gbase + 49664); // [64][8] diagonal blocks of A
-  float *s_d8 = (float *)(gbase + 51712); // [64][8] their inverses, D8
+  const u32 sq = base + 0u, sk = base + 16384u, bar = base + 37376u;
+  const u32 sa = sq, sd = sk, sz = sk + 8192u; // reuse once QK and KK are formed
+  float *s_g = (float *)(gbase + 32768), *s_b = (float *)(gbase + 33024);
+  float *s_a8 = (float *)(gbase + 33280); // [64][8] diagonal blocks of A
+  float *s_d8 = (float *)(gbase + 35328); // [64][8] their inverses, D8
   const i64 row = (i64)(slot * Ho + h) * 64;
   if (tid == 0) {
     mbar_init(bar, 1);
@@ -519,8 +529,8 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
       tma_load_3d(sk + 8192u, &map_k, 0 + 64, hk, t0 + 0, bar);
     }
   } else { // the tail: rows of the next sequence are never read
-    tail_qk256(sq, (const char *)(q + ((i64)t0 * Hq + hq) * 128), (i64)Hq * 256, L, tid);
-    tail_qk256(sk, (const char *)(k + ((i64)t0 * Hk + hk) * 128), (i64)Hk * 256, L, tid);
+    tail_qk128(sq, (const char *)(q + ((i64)t0 * Hq + hq) * 128), (i64)Hq * 256, L, tid);
+    tail_qk128(sk, (const char *)(k + ((i64)t0 * Hk + hk) * 128), (i64)Hk * 256, L, tid);
     fence_proxy_async();
   }
   if (tid < 64) { // padding rows decay by 1 and write with strength 0
@@ -551,52 +561,137 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
   if (L == 64)
     mbar_wait(bar, 0);
   __syncthreads();
-  float acc[32];
-  if (tid < 128) {
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
-    wgmma_fence();
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 32u, 0x4000004000010000ull), gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 64u, 0x4000004000010000ull), gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 96u, 0x4000004000010000ull), gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 8192u, 0x4000004000010000ull), gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 8224u, 0x4000004000010000ull), gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 8256u, 0x4000004000010000ull), gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sq + 8288u, 0x4000004000010000ull), gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
-    wgmma_commit();
-    wgmma_wait_0();
-    store_p(acc, s_g, ws_p + row * 64, wt);
-  } else {
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
-    wgmma_fence();
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 32u, 0x4000004000010000ull), gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 64u, 0x4000004000010000ull), gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 96u, 0x4000004000010000ull), gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 8192u, 0x4000004000010000ull), gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 8224u, 0x4000004000010000ull), gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 8256u, 0x4000004000010000ull), gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
-    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sk + 8288u, 0x4000004000010000ull), gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
-    wgmma_commit();
-    wgmma_wait_0();
-    ladder(acc, s_g, s_b, s_a8, s_d8, sd, sz, ws_w + row * 64, wt);
+  float qk[32], kk[32];
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(qk[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 32u, 0x4000004000010000ull), gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 64u, 0x4000004000010000ull), gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 96u, 0x4000004000010000ull), gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8192u, 0x4000004000010000ull), gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8224u, 0x4000004000010000ull), gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8256u, 0x4000004000010000ull), gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8288u, 0x4000004000010000ull), gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(qk[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(kk[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 32u, 0x4000004000010000ull), gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 64u, 0x4000004000010000ull), gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 96u, 0x4000004000010000ull), gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8192u, 0x4000004000010000ull), gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8224u, 0x4000004000010000ull), gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8256u, 0x4000004000010000ull), gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8288u, 0x4000004000010000ull), gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(kk[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  __syncthreads(); // q and k are read: their bytes now hold A, D and Z
+  store_p(qk, s_g, ws_p + row * 64, wt);
+#pragma unroll
+  for (int r = 0; r < 32; ++r) {
+    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+    kk[r] = s < t ? s_b[t] * (kk[r] * (s_g[t] / s_g[s])) : 0.f; // A
+    if ((t >> 3) == (s >> 3))
+      s_a8[t * 8 + (s & 7)] = kk[r];
+  }
+  frag_store(sa, kk, wt);
+  __syncthreads();
+  ladder(sa, s_b, s_a8, s_d8, sd, sz, ws_w + row * 64, wt);
+}
+
+struct ScanArgs {
+  const TmaMap *mq, *mk, *mv, *mp, *mw;
+  const u16 *q, *k, *v;
+  const float *ws_g;
+  u16 *o;
+  int v0, h, seq, Ho, Hq, Hk, Hv, hq, hk, hv, bos, eos, slot0, nchunks;
+  float scale;
+  u32 base, bar;
+  unsigned char *gbase;
+};
+
+// Shared memory: rings of stages, the hand-off slots, barriers.
+#define KVW(a, s) ((a).base + 0u + (u32)(s) * 33792u)
+#define QP(a, s) ((a).base + 67584u + (u32)(s) * 25600u)
+#define HAND(a, j) ((a).base + 144384u + (u32)(j) * 24576u)
+#define KVW_FULL(a, s) ((a).bar + 8u * (u32)(s))
+#define HAND_FULL(a, s) ((a).bar + 16u + 8u * (u32)(s))
+#define HAND_EMPTY(a, s) ((a).bar + 32u + 8u * (u32)(s))
+#define QP_FULL(a, s) ((a).bar + 48u + 8u * (u32)(s))
+#define QP_EMPTY(a, s) ((a).bar + 72u + 8u * (u32)(s))
+#define GEN(a, addr) ((float *)((a).gbase + ((addr) - (a).base)))
+
+// Copies of chunk c into its stages, by warpgroup 0. A full chunk comes by
+// TMA; the last chunk of a sequence, if short, by the masked copy (its rows
+// of the next sequence are never read), with only P, W and g by TMA.
+static __device__ __forceinline__ void produce(const ScanArgs &a, int c, int wt) {
+  const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
+  const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
+  const u32 kvw = KVW(a, c & 1), qp = QP(a, c % 3);
+  const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u, sgk = kvw + 32768u;
+  const u32 sq = qp + 0u, sp = qp + 16384u, sgq = qp + 24576u;
+  const u32 full = KVW_FULL(a, c & 1), qfull = QP_FULL(a, c % 3);
+  const int hq = a.hq, hk = a.hk, hv = a.hv, v0 = a.v0;
+  mbar_wait(QP_EMPTY(a, c % 3), ((c / 3) & 1) ^ 1); // warpgroup 1 is done with chunk c - 3
+  if (L < 64) {
+    tail_qk128(sk, (const char *)(a.k + ((i64)t0 * a.Hk + hk) * 128), (i64)a.Hk * 256, L, wt);
+    tail_v128(sv, (const char *)(a.v + ((i64)t0 * a.Hv + hv) * 128 + v0), (i64)a.Hv * 256, L, wt);
+    tail_qk128(sq, (const char *)(a.q + ((i64)t0 * a.Hq + hq) * 128), (i64)a.Hq * 256, L, wt);
+    fence_proxy_async();
+    bar_sync(1, 128);
+  }
+  if (wt == 0) {
+    u32 bar = full;
+    mbar_expect_tx(bar, L == 64 ? 33280u : 8704u);
+    tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
+    bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
+    if (L == 64) {
+      tma_load_3d(sk + 0u, a.mk, 0 + 0, hk, t0 + 0, bar);
+      tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
+      tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
+    }
+    bar = qfull;
+    mbar_expect_tx(bar, L == 64 ? 25088u : 8704u);
+    tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
+    bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
+    if (L == 64) {
+      tma_load_3d(sq + 0u, a.mq, 0 + 0, hq, t0 + 0, bar);
+      tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
+    }
   }
 }
 
-// One chunk of the scan: S (64 v-rows of the state) in, S after the chunk
-// out, and the chunk's scaled output O^T (bf16) into the staging tile `so`.
-static __device__ __forceinline__ void chunk(float (&S)[64], const float *s_g, u32 sq, u32 sk,
-                                             u32 sv, u32 sp, u32 sw, u32 so, int L, float scale,
-                                             int tid) {
+// Warpgroup 1's registers from warpgroup 0's, through shared memory in
+// fragment order: thread t's register i sits at (i / 4 * 128 + t) * 16 + (i % 4) * 4,
+// so both sides use the same thread-to-element map and every access is a
+// conflict-free 16-byte one.
+static __device__ __forceinline__ void hand_store(u32 dst, const u32 *x, int n, int wt) {
+#pragma unroll
+  for (int i = 0; i < n; i += 4)
+    st_shared_v4(dst + (u32)((i / 4 * 128 + wt) * 16), x[i], x[i + 1], x[i + 2], x[i + 3]);
+}
+
+static __device__ __forceinline__ void hand_load(u32 src, u32 *x, int n, int wt) {
+#pragma unroll
+  for (int i = 0; i < n; i += 4)
+    ld_shared_v4(src + (u32)((i / 4 * 128 + wt) * 16), x[i], x[i + 1], x[i + 2], x[i + 3]);
+}
+
+// One chunk of the state chain: S in, S after the chunk out; bf16(S) and
+// bf16(U) handed to warpgroup 1 through hand-off slot c & 1.
+static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArgs &a, int c,
+                                                   int wt) {
+  const u32 kvw = KVW(a, c & 1), hand = HAND(a, c & 1);
+  const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u;
+  const float *s_g = GEN(a, kvw + 32768u); // g, then g_L / g
+  const int L = min(64, a.eos - (a.bos + 64 * c));
   u32 sa[32], xa[16], ua[16], uda[16];
-  float op[32], ks[32], u[32];
-  // Sb = bf16(S); OP^T = Sb Q^T and KS^T = Sb K^T.
+  float ks[32], u[32];
   sa[0] = pack_bf16(S[0], S[1]);
   sa[1] = pack_bf16(S[2], S[3]);
   sa[2] = pack_bf16(S[4], S[5]);
@@ -629,21 +724,9 @@ static __device__ __forceinline__ void chunk(float (&S)[64], const float *s_g, u
   sa[29] = pack_bf16(S[58], S[59]);
   sa[30] = pack_bf16(S[60], S[61]);
   sa[31] = pack_bf16(S[62], S[63]);
-  #pragma unroll
-  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
-  #pragma unroll
-  for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
-  wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[8], sa[9], sa[10], sa[11], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[12], sa[13], sa[14], sa[15], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[16], sa[17], sa[18], sa[19], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[20], sa[21], sa[22], sa[23], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[24], sa[25], sa[26], sa[27], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[28], sa[29], sa[30], sa[31], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
-  #pragma unroll
-  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  mbar_wait(HAND_EMPTY(a, c & 1), ((c >> 1) & 1) ^ 1);
+  hand_store(hand, sa, 32, wt);
+  // KS^T = Sb K^T; X^T[v][s] = bf16(V[s][v] - g_s KS^T[v][s]); U^T = X^T W^T.
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
   #pragma unroll
@@ -661,11 +744,26 @@ static __device__ __forceinline__ void chunk(float (&S)[64], const float *s_g, u
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
   wgmma_commit();
   wgmma_wait_0();
-  // X^T[v][s] = bf16(V[s][v] - g_s KS^T[v][s]); U^T = X^T W^T.
+  u32 vv[16]; // V[s][v], V[s + 1][v] for each register pair of X^T
+  {
+    const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
+    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
+                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+                      vv[0], vv[1], vv[2], vv[3]);
+    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 16 : i == 1 ? 16 : i == 2 ? 24 : 24) + rr,
+                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+                      vv[4], vv[5], vv[6], vv[7]);
+    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 32 : i == 1 ? 32 : i == 2 ? 40 : 40) + rr,
+                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+                      vv[8], vv[9], vv[10], vv[11]);
+    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 48 : i == 1 ? 48 : i == 2 ? 56 : 56) + rr,
+                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+                      vv[12], vv[13], vv[14], vv[15]);
+  }
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
-    const int vr = acc64_row(tid, r), s = acc64_col(tid, r);
-    ks[r] = bf16_to_f32(ld_shared_u16(sv + tile_64(s, vr))) - s_g[s] * ks[r];
+    const u16 vb = (u16)((r & 1) ? vv[r >> 1] >> 16 : vv[r >> 1] & 0xFFFFu);
+    ks[r] = bf16_to_f32(vb) - s_g[acc64_col(wt, r)] * ks[r];
   }
   xa[0] = pack_bf16(ks[0], ks[1]);
   xa[1] = pack_bf16(ks[2], ks[3]);
@@ -696,11 +794,6 @@ static __device__ __forceinline__ void chunk(float (&S)[64], const float *s_g, u
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
   wgmma_wait_0();
-  // O^T = g_t OP^T + Ub P^T; S = g_L S + Ud K with Ud = bf16(U (g_L / g_t)).
-  const float gl = s_g[L - 1];
-#pragma unroll
-  for (int r = 0; r < 32; ++r)
-    op[r] *= s_g[acc64_col(tid, r)];
   ua[0] = pack_bf16(u[0], u[1]);
   ua[1] = pack_bf16(u[2], u[3]);
   ua[2] = pack_bf16(u[4], u[5]);
@@ -717,9 +810,13 @@ static __device__ __forceinline__ void chunk(float (&S)[64], const float *s_g, u
   ua[13] = pack_bf16(u[26], u[27]);
   ua[14] = pack_bf16(u[28], u[29]);
   ua[15] = pack_bf16(u[30], u[31]);
+  hand_store(hand + 16384u, ua, 16, wt);
+  mbar_arrive(HAND_FULL(a, c & 1));
+  // S = g_L S + Ud K with Ud = bf16(U (g_L / g_t)).
+  const float gl = s_g[L - 1];
 #pragma unroll
   for (int r = 0; r < 32; ++r)
-    u[r] *= s_g[64 + acc64_col(tid, r)];
+    u[r] *= s_g[64 + acc64_col(wt, r)];
   uda[0] = pack_bf16(u[0], u[1]);
   uda[1] = pack_bf16(u[2], u[3]);
   uda[2] = pack_bf16(u[4], u[5]);
@@ -740,17 +837,6 @@ static __device__ __forceinline__ void chunk(float (&S)[64], const float *s_g, u
   for (int r = 0; r < 64; ++r)
     S[r] *= gl;
   #pragma unroll
-  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
-  #pragma unroll
-  for (int i_ = 0; i_ < 16; ++i_) fence_operand(ua[i_]);
-  wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
-  #pragma unroll
-  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
-  #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(uda[i_]);
@@ -763,33 +849,113 @@ static __device__ __forceinline__ void chunk(float (&S)[64], const float *s_g, u
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
   wgmma_commit();
   wgmma_wait_0();
-#pragma unroll
-  for (int r = 0; r < 32; ++r) // staged as [t][v] for row-wise stores
-    st_shared_u16(so + tile_64(acc64_col(tid, r), acc64_row(tid, r)),
-                  f32_to_bf16(op[r] * scale));
 }
 
-// The valid rows t < L of the staged output, 16 bytes a thread at a time;
-// nothing past the sequence's last row is written.
-static __device__ __forceinline__ void store_o(u32 so, u16 *dst, i64 row_elems, int L, int tid) {
+static __device__ __forceinline__ void state_role(const ScanArgs &a, const float *h0, float *ht,
+                                                  int wt) {
+  float S[64];
+#pragma unroll
+  for (int r = 0; r < 64; ++r)
+    S[r] = h0 ? h0[(a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)] : 0.f;
+  if (a.nchunks > 0)
+    produce(a, 0, wt);
+  for (int c = 0; c < a.nchunks; ++c) {
+    if (c + 1 < a.nchunks)
+      produce(a, c + 1, wt);
+    mbar_wait(KVW_FULL(a, c & 1), (c >> 1) & 1);
+    state_chunk(S, a, c, wt);
+    bar_sync(1, 128); // every wgmma of the warpgroup has read stage c & 1
+  }
+  if (ht) {
+#pragma unroll
+    for (int r = 0; r < 64; ++r)
+      ht[(a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)] = S[r];
+  }
+}
+
+// One chunk of output: O^T = g_t (Sb Q^T) + Ub P^T, scaled, rows t < L
+// written through the staging tile, 16 bytes a thread at a time.
+static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt) {
+  const u32 qp = QP(a, c % 3), hand = HAND(a, c & 1), so = a.base + 193536u;
+  const u32 sq = qp + 0u, sp = qp + 16384u;
+  const float *s_g = GEN(a, qp + 24576u);
+  const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
+  u32 sa[32], ua[16];
+  float op[32];
+  mbar_wait(QP_FULL(a, c % 3), (c / 3) & 1);
+  mbar_wait(HAND_FULL(a, c & 1), (c >> 1) & 1);
+  hand_load(hand, sa, 32, wt);
+  hand_load(hand + 16384u, ua, 16, wt);
+  mbar_arrive(HAND_EMPTY(a, c & 1));
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[8], sa[9], sa[10], sa[11], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[12], sa[13], sa[14], sa[15], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[16], sa[17], sa[18], sa[19], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[20], sa[21], sa[22], sa[23], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[24], sa[25], sa[26], sa[27], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[28], sa[29], sa[30], sa[31], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+#pragma unroll
+  for (int r = 0; r < 32; ++r)
+    op[r] *= s_g[acc64_col(wt, r)];
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(ua[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  mbar_arrive(QP_EMPTY(a, c % 3));
+#pragma unroll
+  for (int r = 0; r < 32; ++r) // staged as [t][v] for row-wise stores
+    st_shared_u16(so + tile_64(acc64_col(wt, r), acc64_row(wt, r)), f32_to_bf16(op[r] * a.scale));
+  bar_sync(2, 128);
+  u16 *dst = a.o + ((i64)t0 * a.Ho + a.h) * 128 + a.v0;
 #pragma unroll
   for (int it = 0; it < 4; ++it) {
-    const int id = it * 128 + tid, t = id >> 3, e = (id & 7) * 8;
+    const int id = it * 128 + wt, t = id >> 3, e = (id & 7) * 8;
     if (t < L) {
       u32 x, y, z, w;
       ld_shared_v4(so + tile_64(t, e), x, y, z, w);
-      st_global_v4(dst + t * row_elems + e, x, y, z, w);
+      st_global_v4(dst + (i64)t * a.Ho * 128 + e, x, y, z, w);
     }
   }
+  bar_sync(2, 128); // the staging tile is free again
+}
+
+static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
+  for (int c = 0; c < a.nchunks; ++c)
+    output_chunk(a, c, wt);
 }
 
 // gdn_scan: the state recurrence over the chunks of one sequence, for one
 // output head and one 64-row half of the state's V rows (docs/numerics.md,
-// "Scan and output"). One warpgroup. The fp32 state S[v][k] stays in
-// registers across all chunks as the accumulator of an m64n128 product;
-// every product is written transposed (rows = v), so that S, and each
-// result after it, is the A operand of the next one without shared memory.
-extern "C" __global__ void __launch_bounds__(128, 1)
+// "Scan and output"). Two warpgroups:
+//   warpgroup 0, the state: keeps S[v][k] (fp32) in registers across all
+//     chunks as an m64n128 accumulator, computes KS, U and the state update
+//     (the chain that bounds the kernel), hands bf16(S) and bf16(U) of each
+//     chunk to warpgroup 1, and issues the copies of the next chunk;
+//   warpgroup 1, the output: O^T = g_t Sb Q^T + Ub P^T, off that chain.
+// Every product is written transposed (rows = v) so that S and each result
+// feed the next product as register operands. Copies run one chunk ahead:
+// k, v, W in a ring of 2 stages (warpgroup 0 alone reads them), q, P in a
+// ring of 3 (warpgroup 1 may lag a chunk behind).
+extern "C" __global__ void __launch_bounds__(256, 1)
 gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
          const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
          const __grid_constant__ TmaMap map_w, const u16 *q, const u16 *k, const u16 *v,
@@ -797,60 +963,36 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
          int T, int Hq, int Hk, int Hv, int Ho, float scale) {
   extern __shared__ unsigned char smem_raw[];
   const int tid = threadIdx.x;
-  const int v0 = 64 * blockIdx.x, h = blockIdx.y, seq = blockIdx.z;
-  const int bos = seq_bound(cu_seqlens, seq, T), eos = seq_bound(cu_seqlens, seq + 1, T);
-  const int slot0 = bos / 64 + seq; // as gdn_prepare numbers the slots
-  const int hq = h * Hq / Ho, hk = h * Hk / Ho, hv = h * Hv / Ho;
-  const u32 raw = smem_u32(smem_raw), base = (raw + 1023u) & ~1023u;
-  const u32 sq = base + 0u, sk = base + 16384u, sv = base + 32768u;
-  const u32 sp = base + 40960u, sw = base + 49152u, so = base + 57344u;
-  const u32 bar = base + 66048u;
-  float *s_g = (float *)(smem_raw + (base - raw) + 65536);
-  const i64 state = ((i64)seq * Ho + h) * 128 * 128;
-  float S[64];
-#pragma unroll
-  for (int r = 0; r < 64; ++r)
-    S[r] = h0 ? h0[state + (v0 + acc128_row(tid, r)) * 128 + acc128_col(tid, r)] : 0.f;
+  ScanArgs a;
+  a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w;
+  a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.o = o;
+  a.v0 = 64 * blockIdx.x, a.h = blockIdx.y, a.seq = blockIdx.z, a.Ho = Ho;
+  a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
+  a.bos = seq_bound(cu_seqlens, a.seq, T), a.eos = seq_bound(cu_seqlens, a.seq + 1, T);
+  a.slot0 = a.bos / 64 + a.seq; // as gdn_prepare numbers the slots
+  a.hq = a.h * Hq / Ho, a.hk = a.h * Hk / Ho, a.hv = a.h * Hv / Ho;
+  a.nchunks = (a.eos - a.bos + 63) / 64;
+  const u32 raw = smem_u32(smem_raw);
+  a.base = (raw + 1023u) & ~1023u;
+  a.gbase = smem_raw + (a.base - raw);
+  a.bar = a.base + 201728u;
   if (tid == 0) {
-    mbar_init(bar, 1);
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(KVW_FULL(a, s), 1);
+      mbar_init(HAND_FULL(a, s), 128);
+      mbar_init(HAND_EMPTY(a, s), 128);
+    }
+    for (int s = 0; s < 3; ++s) {
+      mbar_init(QP_FULL(a, s), 1);
+      mbar_init(QP_EMPTY(a, s), 128);
+    }
     fence_mbar_init();
   }
   __syncthreads();
-  u32 phase = 0;
-  for (int t0 = bos, c = 0; t0 < eos; t0 += 64, ++c) {
-    const int L = min(64, eos - t0);
-    const i64 row = (i64)((slot0 + c) * Ho + h) * 64;
-    if (tid == 0) {
-      mbar_expect_tx(bar, L == 64 ? 57344u : 16384u);
-      tma_load_2d(sp + 0u, &map_p, 0, (int)row + 0, bar);
-      tma_load_2d(sw + 0u, &map_w, 0, (int)row + 0, bar);
-      if (L == 64) {
-        tma_load_3d(sq + 0u, &map_q, 0 + 0, hq, t0 + 0, bar);
-        tma_load_3d(sq + 8192u, &map_q, 0 + 64, hq, t0 + 0, bar);
-        tma_load_3d(sk + 0u, &map_k, 0 + 0, hk, t0 + 0, bar);
-        tma_load_3d(sk + 8192u, &map_k, 0 + 64, hk, t0 + 0, bar);
-        tma_load_3d(sv + 0u, &map_v, v0 + 0, hv, t0 + 0, bar);
-      }
-    }
-    if (L < 64) { // the tail: rows of the next sequence are never read
-      tail_qk128(sq, (const char *)(q + ((i64)t0 * Hq + hq) * 128), (i64)Hq * 256, L, tid);
-      tail_qk128(sk, (const char *)(k + ((i64)t0 * Hk + hk) * 128), (i64)Hk * 256, L, tid);
-      tail_v128(sv, (const char *)(v + ((i64)t0 * Hv + hv) * 128 + v0), (i64)Hv * 256, L, tid);
-      fence_proxy_async();
-    }
-    s_g[tid] = ws_g[2 * row + tid]; // g, then g_L / g
-    __syncthreads();
-    mbar_wait(bar, phase);
-    phase ^= 1;
-    chunk(S, s_g, sq, sk, sv, sp, sw, so, L, scale, tid);
-    __syncthreads();
-    store_o(so, o + ((i64)t0 * Ho + h) * 128 + v0, (i64)Ho * 128, L, tid);
-    __syncthreads(); // every tile is free before the next chunk's copies
-  }
-  if (ht) {
-#pragma unroll
-    for (int r = 0; r < 64; ++r)
-      ht[state + (v0 + acc128_row(tid, r)) * 128 + acc128_col(tid, r)] = S[r];
-  }
+  const i64 state = ((i64)a.seq * Ho + a.h) * 128 * 128;
+  if (tid < 128)
+    state_role(a, h0 ? h0 + state : 0, ht ? ht + state : 0, tid);
+  else
+    output_role(a, tid - 128);
 }
 

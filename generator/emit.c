@@ -344,3 +344,31 @@ void emit_tma_load_3d(Prelude *p) {
   outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar)\n");
   outf(&p->text, "               : \"memory\");\n}\n\n");
 }
+
+/* A plain arrival (no transaction bytes): consumers release a buffer. */
+void emit_mbar_arrive(Prelude *p) {
+  if (seen(p, "mbar_arrive"))
+    return;
+  outf(&p->text, FN " void mbar_arrive(u32 bar) {\n");
+  outf(&p->text, "  asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: \"r\"(bar) : \"memory\");\n}\n\n");
+}
+
+/* A 1-D bulk copy (no tensor map) of `bytes`, completing on `bar`. */
+void emit_bulk_load(Prelude *p) {
+  if (seen(p, "bulk_load"))
+    return;
+  outf(&p->text, FN " void bulk_load(u32 dst, const void *src, u32 bytes, u32 bar) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
+  outf(&p->text, "               \" [%%0], [%%1], %%2, [%%3];\"\n");
+  outf(&p->text, "               :: \"r\"(dst), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n}\n\n");
+}
+
+/* Four 8 x 8 b16 blocks, transposed on the way: lane l receives elements
+ * (2 (l % 4) + e, l / 4) of each block; lanes 8i .. 8i+7 address block i. */
+void emit_ldmatrix_x4_trans(Prelude *p) {
+  if (seen(p, "ldmatrix_x4_trans"))
+    return;
+  outf(&p->text, FN " void ldmatrix_x4_trans(u32 src, u32 &a, u32 &b, u32 &c, u32 &d) {\n");
+  outf(&p->text, "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\"\n");
+  outf(&p->text, "               : \"=r\"(a), \"=r\"(b), \"=r\"(c), \"=r\"(d) : \"r\"(src) : \"memory\");\n}\n\n");
+}

@@ -88,3 +88,23 @@ int frag_slice_first(int n, int n0, int w, Diag *d) {
                      n0, n0 + w, n);
   return n0 / 2;
 }
+
+/* Registers 2p and 2p + 1 of an accumulator-layout map hold, in thread
+ * t = 32 w + l, the elements (row0 + 16 w + l / 4, col0 + 2 (l % 4) + e) of
+ * one 8 x 8 block: exactly what `ldmatrix .trans` delivers to lane l from
+ * the transposed block stored in shared memory. Gives the block origin
+ * (for warp 0) and checks that every thread agrees with it. */
+int frag_pair_block(const FragMap *m, int p, int *row0, int *col0, Diag *d) {
+  Coord o = frag_eval(m, 0, 2 * p);
+  *row0 = o.row;
+  *col0 = o.col;
+  for (int t = 0; t < 128; t++)
+    for (int e = 0; e < 2; e++) {
+      Coord c = frag_eval(m, t, 2 * p + e);
+      int w = t >> 5, l = t & 31;
+      if (c.row != o.row + 16 * w + l / 4 || c.col != o.col + 2 * (l % 4) + e)
+        return diag_fail(d, "fragment %s: register pair %d of thread %d is not an ldmatrix block",
+                         m->name, p, t);
+    }
+  return 0;
+}

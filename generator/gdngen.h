@@ -91,6 +91,9 @@ int frag_check_bijective(const FragMap *m, Diag *d);
 /* Register of the accumulator that A element e of k16 step j reads when
  * an accumulator is reused as A (columns 16j .. 16j + 15). */
 int frag_acc_as_a(int j, int e);
+/* The 8 x 8 block that register pair p (2p, 2p + 1) of an accumulator map
+ * covers in warp 0, checked to be what ldmatrix .trans delivers. */
+int frag_pair_block(const FragMap *m, int p, int *row0, int *col0, Diag *d);
 /* First register of the column slice [n0, n0 + w) of an m64nN accumulator. */
 int frag_slice_first(int n, int n0, int w, Diag *d);
 
@@ -247,6 +250,9 @@ void emit_cvt_f16_f32(Prelude *p);   /* f32_to_f16 */
 void emit_cvt_f32_f16(Prelude *p);   /* f16_to_f32 */
 void emit_round_f16(Prelude *p);     /* the two above, composed */
 void emit_tma_load_3d(Prelude *p);
+void emit_mbar_arrive(Prelude *p);
+void emit_ldmatrix_x4_trans(Prelude *p);
+void emit_bulk_load(Prelude *p);
 int seen_name(Prelude *p, const char *name); /* 1 if emitted before, else records it */
 
 /* ---------------------------------------------------------- lower.c */
@@ -297,6 +303,12 @@ typedef struct KernelFile {
 } KernelFile;
 int ninja_emit(const char *out_dir, ArchId arch, const KernelFile *files, int n, Diag *d);
 int embed_files(const char *out_c, int nfiles, char **files, Diag *d);
+
+/* ------------------------------------------------------- resources.c */
+/* `gdngen resources OUT.md LOG...`: reads ptxas -v logs, writes the table
+ * of registers, barriers, stack and spills per kernel; -1 (report written
+ * all the same) when a kernel spills, has a stack or is serialized. */
+int resources_report(const char *out_md, int nlogs, char **logs, Diag *d);
 
 /* ------------------------------------------------------------ util.c */
 int diag_fail(Diag *d, const char *fmt, ...) PRINTF_LIKE(2, 3); /* returns -1 */

@@ -21,8 +21,8 @@ static const SmemTile TILE_D = {DT_F16, MAJOR_MN, SWZ_128B, 64, 64};
 
 /* One schedule's slots: names with owned texts. */
 typedef struct Slots {
-  Slot s[48];
-  char *owned[48];
+  Slot s[64];
+  char *owned[64];
   int n;
 } Slots;
 
@@ -76,7 +76,7 @@ static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
   for (int i = 0; i < n; i++)
-    out_line(o, "tma_load_3d(%s + %uu, &%s, %s + %d, %s, %s + %d, bar);", dst, boxes[i].smem_off,
+    out_line(o, "tma_load_3d(%s + %uu, %s, %s + %d, %s, %s + %d, bar);", dst, boxes[i].smem_off,
              map, inner0, boxes[i].inner, head, tok, boxes[i].outer);
   return n < 0 ? -1 : 0;
 }
@@ -87,7 +87,7 @@ static int loads_2d(Out *o, const SmemTile *t, const char *dst, const char *map,
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
   for (int i = 0; i < n; i++)
-    out_line(o, "tma_load_2d(%s + %uu, &%s, %d, (int)%s + %d, bar);", dst, boxes[i].smem_off,
+    out_line(o, "tma_load_2d(%s + %uu, %s, %d, (int)%s + %d, bar);", dst, boxes[i].smem_off,
              map, boxes[i].inner, row, boxes[i].outer);
   return n < 0 ? -1 : 0;
 }
@@ -187,44 +187,45 @@ static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots 
 
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
-           k = carve(&off, tile_bytes(&TILE_QK), 1024), dt = carve(&off, tile_bytes(&TILE_D), 1024),
-           zt = carve(&off, tile_bytes(&TILE_D), 1024), g = carve(&off, 256, 16),
+           k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
            b = carve(&off, 256, 16), a8 = carve(&off, 2048, 16), d8 = carve(&off, 2048, 16),
            bar = carve(&off, 8, 8);
-  *ki = (KernelInfo){"gdn_prepare", 256, off + 1024};
+  *ki = (KernelInfo){"gdn_prepare", 128, off + 1024};
   Slots sl = {.n = 0};
   Out ld;
   out_init(&ld);
   ld.indent = 3;
-  int rc = tail_fn(p, "tail_qk256", &TILE_QK, 256, d);
-  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "map_q", "0", "hq", "t0", d);
+  emit_st_shared_v4(p);
+  int rc = tail_fn(p, "tail_qk128", &TILE_QK, 128, d);
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "&map_q", "0", "hq", "t0", d);
   if (rc == 0)
     slot_out(&sl, "LOAD_Q", &ld);
   ld.indent = 3;
-  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sk", "map_k", "0", "hk", "t0", d);
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sk", "&map_k", "0", "hk", "t0", d);
   if (rc == 0)
     slot_out(&sl, "LOAD_K", &ld);
-  slot_add(&sl, "Q_OFF", "%u", q);
-  slot_add(&sl, "K_OFF", "%u", k);
-  slot_add(&sl, "D_OFF", "%u", dt);
-  slot_add(&sl, "Z_OFF", "%u", zt);
-  slot_add(&sl, "G_OFF", "%u", g);
-  slot_add(&sl, "B_OFF", "%u", b);
-  slot_add(&sl, "A8_OFF", "%u", a8);
-  slot_add(&sl, "D8_OFF", "%u", d8);
-  slot_add(&sl, "BAR_OFF", "%u", bar);
-  slot_add(&sl, "QK_BYTES", "%u", 2 * tile_bytes(&TILE_QK));
-  slot_add(&sl, "TAIL_QK", "tail_qk256");
+  const struct {
+    const char *name;
+    uint32_t v;
+  } nums[] = {{"Q_OFF", q}, {"K_OFF", k}, {"G_OFF", g}, {"B_OFF", b}, {"A8_OFF", a8},
+              {"D8_OFF", d8}, {"BAR_OFF", bar}, {"QK_BYTES", 2 * tile_bytes(&TILE_QK)},
+              {"Z_IN_K", tile_bytes(&TILE_D)}};
+  for (size_t i = 0; i < COUNT_OF(nums); i++)
+    slot_add(&sl, nums[i].name, "%u", nums[i].v);
+  /* A (fp32, fragment order) takes q's bytes, D and Z take k's. */
+  if (tile_bytes(&TILE_QK) < 32 * 128 * 4 || tile_bytes(&TILE_QK) < 2 * tile_bytes(&TILE_D))
+    rc = diag_fail(d, "generic: the q and k tiles are too small to hold A, D and Z");
+  slot_add(&sl, "TAIL_QK", "tail_qk128");
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "D_TILE", "tile_d");
-  Operands qk = {&TILE_QK, &TILE_QK, "acc", NULL, "sq", "sk", "0"};
-  Operands kk = {&TILE_QK, &TILE_QK, "acc", NULL, "sk", "sk", "0"};
+  Operands qk = {&TILE_QK, &TILE_QK, "qk", NULL, "sq", "sk", "0"};
+  Operands kk = {&TILE_QK, &TILE_QK, "kk", NULL, "sk", "sk", "0"};
   Operands z = {NULL, &TILE_D, "z", "ca", NULL, "sd", "0"};
   Operands m = {NULL, &TILE_D, "z", "da", NULL, "sz", "0"};
-  rc = rc ? rc : product(p, &sl, "PRODUCT_QK", 2, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), qk, d);
-  rc = rc ? rc : product(p, &sl, "PRODUCT_KK", 2, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 128), kk, d);
-  rc = rc ? rc : product(p, &sl, "PRODUCT_Z", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 128), z, d);
-  rc = rc ? rc : product(p, &sl, "PRODUCT_M", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 128), m, d);
+  rc = rc ? rc : product(p, &sl, "PRODUCT_QK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), qk, d);
+  rc = rc ? rc : product(p, &sl, "PRODUCT_KK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), kk, d);
+  rc = rc ? rc : product(p, &sl, "PRODUCT_Z", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), z, d);
+  rc = rc ? rc : product(p, &sl, "PRODUCT_M", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), m, d);
   if (rc == 0) {
     to_a(p, &sl, "C_TO_A", 2, "c", "ca", 4, DT_F16);
     to_a(p, &sl, "D_TO_A", 2, "d", "da", 4, DT_F16);
@@ -243,11 +244,11 @@ static int scan_loads(Slots *sl, Diag *d) {
     const SmemTile *t;
     const char *dst, *map, *inner, *head;
   } rows[] = {
-      {"LOAD_P", 3, 1, &TILE_64, "sp", "map_p", NULL, NULL},
-      {"LOAD_W", 3, 1, &TILE_64, "sw", "map_w", NULL, NULL},
-      {"LOAD_Q", 4, 0, &TILE_QK, "sq", "map_q", "0", "hq"},
-      {"LOAD_K", 4, 0, &TILE_QK, "sk", "map_k", "0", "hk"},
-      {"LOAD_V", 4, 0, &TILE_64, "sv", "map_v", "v0", "hv"},
+      {"LOAD_W", 2, 1, &TILE_64, "sw", "a.mw", NULL, NULL},
+      {"LOAD_P", 2, 1, &TILE_64, "sp", "a.mp", NULL, NULL},
+      {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk"},
+      {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv"},
+      {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq"},
   };
   for (size_t i = 0; i < COUNT_OF(rows); i++) {
     Out o;
@@ -265,20 +266,18 @@ static int scan_loads(Slots *sl, Diag *d) {
   return 0;
 }
 
+/* Warpgroup 0 (threads 0-127) owns the state chain, warpgroup 1 the output. */
 static int scan_products(Prelude *p, Slots *sl, Diag *d) {
-  const WgmmaReq n64k128 = rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 0);
-  const WgmmaReq n64k64 = rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 0);
-  const WgmmaReq n128k64 = rq(128, 64, DT_BF16, SRC_REG, MAJOR_MN, 0);
   struct {
     const char *slot;
     WgmmaReq r;
     Operands ops;
   } rows[] = {
-      {"PRODUCT_OP", n64k128, {NULL, &TILE_QK, "op", "sa", NULL, "sq", "0"}},
-      {"PRODUCT_KS", n64k128, {NULL, &TILE_QK, "ks", "sa", NULL, "sk", "0"}},
-      {"PRODUCT_U", n64k64, {NULL, &TILE_64, "u", "xa", NULL, "sw", "0"}},
-      {"PRODUCT_O", n64k64, {NULL, &TILE_64, "op", "ua", NULL, "sp", "1"}},
-      {"PRODUCT_S", n128k64, {NULL, &TILE_K_MN, "S", "uda", NULL, "sk", "1"}},
+      {"PRODUCT_KS", rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_QK, "ks", "sa", NULL, "sk", "0"}},
+      {"PRODUCT_U", rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_64, "u", "xa", NULL, "sw", "0"}},
+      {"PRODUCT_S", rq(128, 64, DT_BF16, SRC_REG, MAJOR_MN, 0), {NULL, &TILE_K_MN, "S", "uda", NULL, "sk", "1"}},
+      {"PRODUCT_OP", rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_QK, "op", "sa", NULL, "sq", "0"}},
+      {"PRODUCT_O", rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_64, "op", "ua", NULL, "sp", "1"}},
   };
   for (size_t i = 0; i < COUNT_OF(rows); i++)
     if (product(p, sl, rows[i].slot, 1, rows[i].r, rows[i].ops, d))
@@ -290,34 +289,102 @@ static int scan_products(Prelude *p, Slots *sl, Diag *d) {
   return 0;
 }
 
+/* Shared memory of the scan: the k/v/W ring (2 stages), the q/P ring (3),
+ * two hand-off slots (bf16 S and U in fragment order), o staging, barriers. */
+typedef struct ScanLayout {
+  uint32_t k_in, v_in, w_in, g_in, kvw_stride, q_in, p_in, gq_in, qp_stride;
+  uint32_t hand_u, hand_stride, kvw, qp, hand, o, bar, end;
+} ScanLayout;
+
+static void scan_layout(ScanLayout *l) {
+  uint32_t off = 0;
+  l->k_in = carve(&off, tile_bytes(&TILE_QK), 1024);
+  l->v_in = carve(&off, tile_bytes(&TILE_64), 1024);
+  l->w_in = carve(&off, tile_bytes(&TILE_64), 1024);
+  l->g_in = carve(&off, 512, 16);
+  l->kvw_stride = carve(&off, 0, 1024);
+  off = 0;
+  l->q_in = carve(&off, tile_bytes(&TILE_QK), 1024);
+  l->p_in = carve(&off, tile_bytes(&TILE_64), 1024);
+  l->gq_in = carve(&off, 512, 16);
+  l->qp_stride = carve(&off, 0, 1024);
+  l->hand_u = 32 * 128 * 4;
+  l->hand_stride = l->hand_u + 16 * 128 * 4;
+  off = 0;
+  l->kvw = carve(&off, 2 * l->kvw_stride, 1024);
+  l->qp = carve(&off, 3 * l->qp_stride, 1024);
+  l->hand = carve(&off, 2 * l->hand_stride, 1024);
+  l->o = carve(&off, tile_bytes(&TILE_64), 1024);
+  l->bar = carve(&off, 12 * 8, 8);
+  l->end = off;
+}
+
+static void scan_layout_slots(Slots *sl, const ScanLayout *l) {
+  const struct {
+    const char *name;
+    uint32_t v;
+  } rows[] = {
+      {"K_IN", l->k_in}, {"V_IN", l->v_in}, {"W_IN", l->w_in}, {"G_IN", l->g_in},
+      {"KVW_STRIDE", l->kvw_stride}, {"Q_IN", l->q_in}, {"P_IN", l->p_in}, {"GQ_IN", l->gq_in},
+      {"QP_STRIDE", l->qp_stride}, {"HAND_U", l->hand_u}, {"HAND_STRIDE", l->hand_stride},
+      {"KVW_OFF", l->kvw}, {"QP_OFF", l->qp}, {"HAND_OFF", l->hand}, {"O_OFF", l->o},
+      {"BAR_OFF", l->bar},
+      {"KVW_BYTES", tile_bytes(&TILE_QK) + 2 * tile_bytes(&TILE_64) + 512},
+      {"WG_BYTES", tile_bytes(&TILE_64) + 512},
+      {"QP_BYTES", tile_bytes(&TILE_QK) + tile_bytes(&TILE_64) + 512},
+      {"PG_BYTES", tile_bytes(&TILE_64) + 512},
+  };
+  for (size_t i = 0; i < COUNT_OF(rows); i++)
+    slot_add(sl, rows[i].name, "%u", rows[i].v);
+}
+
+/* V^T fragments of the X^T accumulator layout, loaded with ldmatrix .trans:
+ * register pair p of the m64n64 map covers block (v0 + 16 w, s0); the block
+ * is stored as rows s of the v tile, so lane l of call m addresses row
+ * s0 + l % 8 of block 4m + l / 8. */
+static int v_ldmatrix(Prelude *p, Slots *sl, Diag *d) {
+  FragMap m = frag_acc(64);
+  Out o;
+  out_init(&o);
+  o.indent = 2;
+  emit_ldmatrix_x4_trans(p);
+  for (int call = 0; call < m.regs / 8; call++) {
+    int r0[4], c0[4];
+    for (int i = 0; i < 4; i++)
+      if (frag_pair_block(&m, 4 * call + i, &r0[i], &c0[i], d)) {
+        out_free(&o);
+        return -1;
+      }
+    out_line(&o, "ldmatrix_x4_trans(sv + tile_64((i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d) + rr,",
+             c0[0], c0[1], c0[2], c0[3]);
+    out_line(&o, "                               vw + (i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d)),",
+             r0[0], r0[1], r0[2], r0[3]);
+    out_line(&o, "                  vv[%d], vv[%d], vv[%d], vv[%d]);", 4 * call, 4 * call + 1,
+             4 * call + 2, 4 * call + 3);
+  }
+  slot_out(sl, "V_LDMATRIX", &o);
+  return 0;
+}
+
 static int emit_scan(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
-  uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
-           k = carve(&off, tile_bytes(&TILE_QK), 1024), v = carve(&off, tile_bytes(&TILE_64), 1024),
-           pt = carve(&off, tile_bytes(&TILE_64), 1024), w = carve(&off, tile_bytes(&TILE_64), 1024),
-           ot = carve(&off, tile_bytes(&TILE_64), 1024), g = carve(&off, 512, 16),
-           bar = carve(&off, 8, 8);
-  *ki = (KernelInfo){"gdn_scan", 128, off + 1024};
+  ScanLayout l;
+  scan_layout(&l);
+  *ki = (KernelInfo){"gdn_scan", 256, l.end + 1024};
   Slots sl = {.n = 0};
+  emit_mbar_arrive(p);
+  emit_bulk_load(p);
+  emit_st_shared_v4(p);
   int rc = check_k_views(d);
   rc = rc ? rc : tail_fn(p, "tail_qk128", &TILE_QK, 128, d);
   rc = rc ? rc : tail_fn(p, "tail_v128", &TILE_64, 128, d);
   rc = rc ? rc : scan_loads(&sl, d);
   rc = rc ? rc : scan_products(p, &sl, d);
-  slot_add(&sl, "Q_OFF", "%u", q);
-  slot_add(&sl, "K_OFF", "%u", k);
-  slot_add(&sl, "V_OFF", "%u", v);
-  slot_add(&sl, "P_OFF", "%u", pt);
-  slot_add(&sl, "W_OFF", "%u", w);
-  slot_add(&sl, "O_OFF", "%u", ot);
-  slot_add(&sl, "G_OFF", "%u", g);
-  slot_add(&sl, "BAR_OFF", "%u", bar);
-  slot_add(&sl, "FULL_BYTES", "%u", 2 * tile_bytes(&TILE_QK) + 3 * tile_bytes(&TILE_64));
-  slot_add(&sl, "PW_BYTES", "%u", 2 * tile_bytes(&TILE_64));
+  rc = rc ? rc : v_ldmatrix(p, &sl, d);
+  scan_layout_slots(&sl, &l);
   slot_add(&sl, "TAIL_QK", "tail_qk128");
   slot_add(&sl, "TAIL_V", "tail_v128");
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "ACC_S", "acc128");
-  slot_add(&sl, "V_TILE", "tile_64");
   slot_add(&sl, "O_TILE", "tile_64");
   static const char *const tmpl[] = {"gdn_scan_helpers.cu.in", "gdn_scan.cu.in"};
   if (rc == 0)

@@ -37,10 +37,12 @@ static const struct OptionRow {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: gdngen [options]\n"
-             "       gdngen embed OUT.c FILE...\n\n"
+             "       gdngen embed OUT.c FILE...\n"
+             "       gdngen resources OUT.md LOG...\n\n"
              "Emits the Gated Delta Net prefill kernels (CUDA with inline PTX) for one\n"
              "target, the probe kernels that prove the lowering rules, and a\n"
-             "build.ninja that compiles them. `embed` writes files as C arrays.\n\n"
+             "build.ninja that compiles them. `embed` writes files as C arrays;\n"
+             "`resources` tabulates ptxas -v logs and fails on spills or stack.\n\n"
              "options:\n");
   for (size_t i = 0; i < COUNT_OF(option_table); i++) {
     char left[48];
@@ -164,6 +166,18 @@ int main(int argc, char **argv) {
     }
     Diag d = {{0}};
     if (embed_files(argv[2], argc - 3, argv + 3, &d)) {
+      fprintf(stderr, "gdngen: %s\n", d.msg);
+      return 1;
+    }
+    return 0;
+  }
+  if (argc >= 2 && !strcmp(argv[1], "resources")) {
+    if (argc < 4) {
+      fprintf(stderr, "gdngen: usage: gdngen resources OUT.md LOG...\n");
+      return 2;
+    }
+    Diag d = {{0}};
+    if (resources_report(argv[2], argc - 3, argv + 3, &d)) {
       fprintf(stderr, "gdngen: %s\n", d.msg);
       return 1;
     }

@@ -42,22 +42,40 @@ gdn_status gdn_query_route(gdn_handle *h, const gdn_prefill_args *a, gdn_route *
   return s;
 }
 
-/* The handle's own workspace grows to the largest call seen. */
-static gdn_status own_workspace(gdn_handle *h, size_t need, CUdeviceptr *ws) {
+/* The handle's own workspace: one buffer, grown to the largest call seen.
+ * Its users are ordered one after another, on whatever streams: each call
+ * waits for the previous user's event, and the buffer is freed only once
+ * that event has completed. The lock is held from the wait to the record,
+ * so no two calls can interleave there. (A stream being captured into a
+ * graph skips the cross-stream wait: give such calls their own workspace.) */
+static gdn_status launch_owned(gdn_handle *h, const gdn_prefill_args *a, const gdn_plan *p,
+                               CUstream stream) {
   pthread_mutex_lock(&h->lock);
   CUresult r = CUDA_SUCCESS;
-  if (h->ws_bytes < need) {
-    if (h->ws)
+  CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuStreamIsCapturing(stream, &cap);
+  if (!h->ws_event)
+    r = cuEventCreate(&h->ws_event, CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS && h->ws_bytes < p->ws_bytes) {
+    if (h->ws && (r = cuEventSynchronize(h->ws_event)) == CUDA_SUCCESS)
       cuMemFree(h->ws);
     h->ws = 0;
     h->ws_bytes = 0;
-    r = cuMemAlloc(&h->ws, need);
-    if (r == CUDA_SUCCESS)
-      h->ws_bytes = need;
+    if (r == CUDA_SUCCESS && (r = cuMemAlloc(&h->ws, p->ws_bytes)) == CUDA_SUCCESS)
+      h->ws_bytes = p->ws_bytes;
   }
-  *ws = h->ws;
+  if (r == CUDA_SUCCESS && cap == CU_STREAM_CAPTURE_STATUS_NONE)
+    r = cuStreamWaitEvent(stream, h->ws_event, 0);
+  gdn_status s = r == CUDA_SUCCESS ? GDN_OK : GDN_ERR_CUDA;
+  CUresult failed = r;
+  if (s == GDN_OK)
+    s = gdn_launch_generic(h, a, p, h->ws, stream);
+  if (s == GDN_OK && cap == CU_STREAM_CAPTURE_STATUS_NONE)
+    r = cuEventRecord(h->ws_event, stream);
   pthread_mutex_unlock(&h->lock);
-  return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, "cuMemAlloc (workspace)");
+  if (failed != CUDA_SUCCESS)
+    return gdn_cu_fail(h, failed, "the handle's workspace");
+  return r == CUDA_SUCCESS ? s : gdn_cu_fail(h, r, "cuEventRecord (workspace)");
 }
 
 gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a, uint64_t workspace,
@@ -77,11 +95,10 @@ gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a, uint64_t worksp
   CUresult r = cuCtxPushCurrent(h->ctx);
   if (r != CUDA_SUCCESS)
     return gdn_cu_fail(h, r, "cuCtxPushCurrent");
-  CUdeviceptr ws = workspace;
-  if (!ws)
-    s = own_workspace(h, p.ws_bytes, &ws);
-  if (s == GDN_OK)
-    s = gdn_launch_generic(h, a, &p, ws, (CUstream)stream);
+  if (workspace)
+    s = gdn_launch_generic(h, a, &p, workspace, (CUstream)stream);
+  else
+    s = launch_owned(h, a, &p, (CUstream)stream);
   CUcontext popped;
   cuCtxPopCurrent(&popped);
   return s;

@@ -113,6 +113,7 @@ gdn_status gdn_check_args(const gdn_prefill_args *a, gdn_plan *plan, char *msg, 
   if (a->T > 0 && (s = plan_workspace(plan, msg, n)) != GDN_OK)
     return s;
   plan->route = gdn_pick_route(a, plan);
-  msg[0] = '\0';
+  if (n)
+    msg[0] = '\0';
   return GDN_OK;
 }

@@ -28,8 +28,9 @@
  * Every function returns a status. A failed call launches nothing and writes
  * nothing; gdn_last_error() then holds a sentence naming the broken rule.
  * The host never reads cu_seqlens, so a call can be captured in a CUDA graph.
- * A handle may be used from several host threads at once (each call works
- * only on its arguments and the caller's stream).
+ * A handle may be used from several host threads on several streams at once;
+ * calls that give their own workspace run concurrently, calls that use the
+ * handle's workspace (workspace = 0) are ordered one after another.
  */
 #ifndef GDN_H
 #define GDN_H
@@ -101,8 +102,9 @@ gdn_status gdn_query_route(gdn_handle *h, const gdn_prefill_args *a,
                            gdn_route *route);
 
 /* Runs the prefill on `stream` (a CUstream, NULL for the default stream).
- * `workspace` may be 0, then the handle grows and owns one (not capturable
- * the first time it grows); otherwise it must hold workspace_size bytes. */
+ * `workspace` may be 0, then the handle grows and owns one: its users are
+ * ordered across streams, and growing it is not capturable in a graph.
+ * Otherwise it must hold workspace_size bytes, 16-byte aligned. */
 gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a,
                        uint64_t workspace, size_t workspace_bytes,
                        void *stream);

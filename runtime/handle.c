@@ -98,8 +98,12 @@ void gdn_destroy(gdn_handle *h) {
   if (!h)
     return;
   if (h->ctx && cuCtxPushCurrent(h->ctx) == CUDA_SUCCESS) {
+    if (h->ws_event)
+      cuEventSynchronize(h->ws_event);
     if (h->ws)
       cuMemFree(h->ws);
+    if (h->ws_event)
+      cuEventDestroy(h->ws_event);
     if (h->mod)
       cuModuleUnload(h->mod);
     CUcontext popped;

@@ -26,6 +26,7 @@ struct gdn_handle {
   pthread_mutex_t lock;       /* guards what follows */
   CUdeviceptr ws;             /* the handle's own workspace, or 0 */
   size_t ws_bytes;
+  CUevent ws_event;           /* recorded after its last user's kernels */
   char err[GDN_ERR_LEN];
 };
 

@@ -83,8 +83,15 @@ class _Lib:
                 h = self.handles[device] = out
             return h
 
-    def fail(self, h, status, what):
-        msg = self.lib.gdn_last_error(h).decode()
+    def call(self, h, fn, *args):
+        """Runs a libgdn call; its status and the handle's message are read
+        under one lock, so threads cannot see each other's errors."""
+        with self.lock:
+            s = fn(h, *args)
+            msg = self.lib.gdn_last_error(h).decode() if s != 0 else ""
+        return s, msg
+
+    def fail(self, status, msg, what):
         kind = self.lib.gdn_status_string(status).decode()
         if status in _STATUS_INVALID:
             raise ValueError("gdngen.%s: %s" % (what, msg))
@@ -113,6 +120,10 @@ def _need(cond, msg):
 
 
 def _check_tensor(name, t, dtype, shape, device):
+    # One cheap test first: this runs on every call and its cost is host time.
+    if (getattr(t, "dtype", None) is dtype and t.is_cuda and t.device == device
+            and t.shape == shape and t.is_contiguous()):
+        return
     import torch
     _need(isinstance(t, torch.Tensor), "%s must be a torch.Tensor" % name)
     _need(t.is_cuda, "%s must be on a CUDA device" % name)
@@ -158,7 +169,9 @@ def _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_gener
         _check_tensor("initial_state", initial_state, torch.float32, (N, Ho, 128, 128), dev)
     if scale is None:
         scale = 1.0 / math.sqrt(128)
-    _need(math.isfinite(float(scale)), "scale must be finite, not %r" % (scale,))
+    # Finite as the fp32 the kernels receive, not only as a Python float.
+    _need(math.isfinite(ctypes.c_float(float(scale)).value),
+          "scale must be finite in fp32, not %r" % (scale,))
     a = _Args()
     a.q, a.k, a.v = q.data_ptr(), k.data_ptr(), v.data_ptr()
     a.alpha = alpha.data_ptr() if alpha is not None else 0
@@ -183,19 +196,22 @@ def chunk_gated_delta_rule(q, k, v, alpha=None, beta=None, scale=None, initial_s
     final = None
     if output_final_state:
         final = torch.empty((N, Ho, 128, 128), dtype=torch.float32, device=q.device)
+    if T == 0:  # nothing to run: the final state is the initial one
+        if final is not None:
+            final.copy_(initial_state) if initial_state is not None else final.zero_()
+        return o, final
     a.o = o.data_ptr()
     a.final_state = final.data_ptr() if final is not None else 0
     need = ctypes.c_size_t(0)
-    s = lib.lib.gdn_workspace_size(h, ctypes.byref(a), ctypes.byref(need))
+    s, msg = lib.call(h, lib.lib.gdn_workspace_size, ctypes.byref(a), ctypes.byref(need))
     if s != 0:
-        lib.fail(h, s, "chunk_gated_delta_rule")
+        lib.fail(s, msg, "chunk_gated_delta_rule")
     # torch's caching allocator: graph-capture safe, freed with the tensor.
     ws = torch.empty(max(need.value, 16), dtype=torch.uint8, device=q.device)
-    with torch.cuda.device(q.device):
-        stream = torch.cuda.current_stream().cuda_stream
-    s = lib.lib.gdn_prefill(h, ctypes.byref(a), ws.data_ptr(), need.value, stream)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    s, msg = lib.call(h, lib.lib.gdn_prefill, ctypes.byref(a), ws.data_ptr(), need.value, stream)
     if s != 0:
-        lib.fail(h, s, "chunk_gated_delta_rule")
+        lib.fail(s, msg, "chunk_gated_delta_rule")
     del keep, ws  # safe: the stream orders their reuse after this call's kernels
     return o, final
 
@@ -211,8 +227,8 @@ def query_route(q, k, v, alpha=None, beta=None, scale=None, initial_state=None,
     a.o = 16  # a placeholder: only its presence and alignment are checked
     a.final_state = 16 if output_final_state else 0
     route = ctypes.c_int(0)
-    s = lib.lib.gdn_query_route(h, ctypes.byref(a), ctypes.byref(route))
+    s, msg = lib.call(h, lib.lib.gdn_query_route, ctypes.byref(a), ctypes.byref(route))
     if s != 0:
-        lib.fail(h, s, "query_route")
+        lib.fail(s, msg, "query_route")
     return _ROUTES.get(route.value, "unknown")
 

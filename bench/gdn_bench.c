@@ -1,0 +1,162 @@
+/* gdn_bench.c: times the C call for users without Python, on the six rows
+ * of bench/cases.json (built in below) or one row given on the command line.
+ *
+ *   callable: CUDA events around `iters` consecutive gdn_prefill calls after
+ *             `warmup` calls (the first call reported separately);
+ *   device:   one call captured in a CUDA graph, `iters` replays timed.
+ * Inputs are random (never zeros): q, v ~ N(0,1), k L2-normalised, alpha in
+ * [0.8, 1], beta = sigmoid(N(0,1)), initial state 0.1 N(0,1), scale 0.73.
+ * Usage: build/gdn_bench [iters] [row-substring]
+ */
+#include <cuda.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdn.h"
+#include "ref.h"
+
+#define CK(x) check_cu((x), #x, __LINE__)
+static void check_cu(CUresult r, const char *what, int line) {
+  if (r == CUDA_SUCCESS)
+    return;
+  const char *s = "?";
+  cuGetErrorString(r, &s);
+  fprintf(stderr, "gdn_bench.c:%d: %s: %s\n", line, what, s);
+  exit(2);
+}
+
+typedef struct Row {
+  const char *name;
+  int n;
+  int32_t lens[20];
+  int h, hv, state;
+} Row;
+
+static const Row rows[] = {
+    {"single-t512-h8-mha-zero", 1, {512}, 8, 8, 0},
+    {"single-t1024-h8-mha-state", 1, {1024}, 8, 8, 1},
+    {"single-t1024-h8-hv16-gva-state", 1, {1024}, 8, 16, 1},
+    {"single-t4096-h16-mha-zero", 1, {4096}, 16, 16, 0},
+    {"packed-n10-t4096-h8-mha-state", 10, {300, 517, 128, 700, 64, 411, 999, 200, 333, 444}, 8, 8, 1},
+    {"packed-n20-t8192-h8-hv16-gva-state", 20,
+     {410, 97, 640, 333, 512, 1, 700, 389, 250, 431, 64, 615, 128, 480, 529, 300, 391, 457, 383, 1082},
+     8, 16, 1},
+};
+
+static CUdeviceptr up(const void *p, size_t bytes) {
+  if (!p)
+    return 0;
+  CUdeviceptr d;
+  CK(cuMemAlloc(&d, bytes));
+  CK(cuMemcpyHtoD(d, p, bytes));
+  return d;
+}
+
+static float time_calls(gdn_handle *h, const gdn_prefill_args *a, CUdeviceptr ws, size_t wsb,
+                        CUstream st, int iters) {
+  CUevent e0, e1;
+  CK(cuEventCreate(&e0, 0));
+  CK(cuEventCreate(&e1, 0));
+  CK(cuEventRecord(e0, st));
+  for (int i = 0; i < iters; i++)
+    if (gdn_prefill(h, a, ws, wsb, st) != GDN_OK) {
+      fprintf(stderr, "gdn_prefill: %s\n", gdn_last_error(h));
+      exit(1);
+    }
+  CK(cuEventRecord(e1, st));
+  CK(cuEventSynchronize(e1));
+  float ms;
+  CK(cuEventElapsedTime(&ms, e0, e1));
+  cuEventDestroy(e0);
+  cuEventDestroy(e1);
+  return ms / (float)iters;
+}
+
+static float time_graph(gdn_handle *h, const gdn_prefill_args *a, CUdeviceptr ws, size_t wsb,
+                        CUstream st, int iters) {
+  CUgraph g;
+  CUgraphExec ge;
+  CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  gdn_status s = gdn_prefill(h, a, ws, wsb, st);
+  CK(cuStreamEndCapture(st, &g));
+  if (s != GDN_OK) {
+    fprintf(stderr, "capture: %s\n", gdn_last_error(h));
+    exit(1);
+  }
+  CK(cuGraphInstantiate(&ge, g, 0));
+  for (int i = 0; i < 10; i++)
+    CK(cuGraphLaunch(ge, st));
+  CUevent e0, e1;
+  CK(cuEventCreate(&e0, 0));
+  CK(cuEventCreate(&e1, 0));
+  CK(cuEventRecord(e0, st));
+  for (int i = 0; i < iters; i++)
+    CK(cuGraphLaunch(ge, st));
+  CK(cuEventRecord(e1, st));
+  CK(cuEventSynchronize(e1));
+  float ms;
+  CK(cuEventElapsedTime(&ms, e0, e1));
+  cuGraphExecDestroy(ge);
+  cuGraphDestroy(g);
+  return ms / (float)iters;
+}
+
+static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st) {
+  ref_rng rng = ref_rng_seed(1234);
+  unsigned flags = r->state ? 0 : REF_NO_INITIAL_STATE;
+  ref_problem_owned *po = ref_problem_random(&rng, r->lens, r->n, r->h, r->h, r->hv, flags);
+  const ref_problem *p = &po->p;
+  int Ho = r->h > r->hv ? r->h : r->hv;
+  size_t T = (size_t)p->T, ns = (size_t)r->n * Ho * 128 * 128;
+  gdn_prefill_args a = gdn_prefill_args_default();
+  a.q = up(p->q, T * r->h * 256), a.k = up(p->k, T * r->h * 256), a.v = up(p->v, T * r->hv * 256);
+  a.alpha = up(p->alpha, T * Ho * 4), a.beta = up(p->beta, T * Ho * 4);
+  a.cu_seqlens = r->n > 1 ? up(p->cu_seqlens, (size_t)(r->n + 1) * 4) : 0;
+  a.initial_state = up(p->initial_state, ns * 4);
+  CK(cuMemAlloc((CUdeviceptr *)&a.o, T * Ho * 256));
+  if (r->state)
+    CK(cuMemAlloc((CUdeviceptr *)&a.final_state, ns * 4));
+  a.T = p->T, a.N = r->n, a.Hq = r->h, a.Hk = r->h, a.Hv = r->hv, a.scale = 0.73f;
+  size_t wsb;
+  gdn_workspace_size(h, &a, &wsb);
+  CUdeviceptr ws;
+  CK(cuMemAlloc(&ws, wsb));
+  float first = time_calls(h, &a, ws, wsb, st, 1);
+  time_calls(h, &a, ws, wsb, st, 20);
+  float callable = time_calls(h, &a, ws, wsb, st, iters);
+  float device = time_graph(h, &a, ws, wsb, st, iters);
+  printf("| %-36s | %8.4f | %8.4f | %8.4f |\n", r->name, callable, device, first);
+  CUdeviceptr all[] = {a.q, a.k, a.v, a.alpha, a.beta, a.cu_seqlens, a.initial_state, a.o,
+                       a.final_state, ws};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (all[i])
+      cuMemFree(all[i]);
+  ref_problem_free(po);
+}
+
+int main(int argc, char **argv) {
+  int iters = argc > 1 ? atoi(argv[1]) : 100;
+  const char *filter = argc > 2 ? argv[2] : NULL;
+  CUdevice dev;
+  CUcontext ctx;
+  CK(cuInit(0));
+  CK(cuDeviceGet(&dev, 0));
+  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CK(cuCtxSetCurrent(ctx));
+  CUstream st;
+  CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+  gdn_handle *h;
+  char err[512];
+  if (gdn_create_ex(0, 0, &h, err, sizeof err) != GDN_OK) {
+    fprintf(stderr, "gdn_create: %s\n", err);
+    return 1;
+  }
+  printf("| row | callable ms | device ms | first call ms |\n|---|---|---|---|\n");
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (!filter || strstr(rows[i].name, filter))
+      run_row(h, &rows[i], iters, st);
+  gdn_destroy(h);
+  return 0;
+}
