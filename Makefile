@@ -96,7 +96,12 @@ $(B)/tests/gpu_gdn: tests/gpu/gdn_cases.c tests/gpu/gpucheck.h $(REF_SRC) $(B)/l
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
 	  tests/gpu/gdn_cases.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -lm
 
-GPU_TESTS := $(B)/tests/gpu_probes $(B)/tests/gpu_gdn
+$(B)/tests/gpu_dispatch: tests/gpu/dispatch.c tests/gpu/gpucheck.h $(REF_SRC) $(B)/libgdn.a
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
+	  tests/gpu/dispatch.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -lm
+
+GPU_TESTS := $(B)/tests/gpu_probes $(B)/tests/gpu_gdn $(B)/tests/gpu_dispatch
 
 $(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref $(CUDA_INC) -o $@ bench/gdn_bench.c $(REF_SRC) \

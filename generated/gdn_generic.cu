@@ -313,20 +313,23 @@ static __device__ __forceinline__ void ldmatrix_x4_trans(u32 src, u32 &a, u32 &b
                : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(src) : "memory");
 }
 
+static __device__ __forceinline__ void stmatrix_x4_trans(u32 dst, u32 a, u32 b, u32 c, u32 d) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+               :: "r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
 // Boundary i of the packed batch; without cu_seqlens there is one sequence.
 static __device__ __forceinline__ int seq_bound(const int *cu_seqlens, int i, int T) {
   return cu_seqlens ? cu_seqlens[i] : (i == 0 ? 0 : T);
 }
 
-// P[t][s] = bf16(QK[t][s] * (g_t / g_s)) for s <= t, else 0, straight from
-// the accumulator fragment into the workspace (row-major 64 x 64).
-static __device__ __forceinline__ void store_p(float (&acc)[32], const float *s_g, u16 *p, int wt) {
+// P = bf16 of the decayed, masked QK, straight from the accumulator
+// fragment into the workspace (row-major 64 x 64).
+static __device__ __forceinline__ void store_p(const float (&pf)[32], u16 *p, int wt) {
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    const float x0 = s <= t ? acc[r] * (s_g[t] / s_g[s]) : 0.f;
-    const float x1 = s + 1 <= t ? acc[r + 1] * (s_g[t] / s_g[s + 1]) : 0.f;
-    *(u32 *)(p + t * 64 + s) = pack_bf16(x0, x1);
+    *(u32 *)(p + t * 64 + s) = pack_bf16(pf[r], pf[r + 1]);
   }
 }
 
@@ -591,11 +594,17 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
   wgmma_commit();
   wgmma_wait_0();
   __syncthreads(); // q and k are read: their bytes now hold A, D and Z
-  store_p(qk, s_g, ws_p + row * 64, wt);
+#pragma unroll
+  for (int r = 0; r < 32; ++r) { // one division g_t / g_s serves P and A
+    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+    const float ratio = s <= t ? s_g[t] / s_g[s] : 0.f;
+    qk[r] *= ratio;                                    // P before rounding
+    kk[r] = s < t ? s_b[t] * (kk[r] * ratio) : 0.f;    // A
+  }
+  store_p(qk, ws_p + row * 64, wt);
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    kk[r] = s < t ? s_b[t] * (kk[r] * (s_g[t] / s_g[s])) : 0.f; // A
     if ((t >> 3) == (s >> 3))
       s_a8[t * 8 + (s & 7)] = kk[r];
   }
@@ -748,17 +757,17 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   {
     const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
     ldmatrix_x4_trans(sv + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
-                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-                      vv[0], vv[1], vv[2], vv[3]);
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        vv[0], vv[1], vv[2], vv[3]);
     ldmatrix_x4_trans(sv + tile_64((i == 0 ? 16 : i == 1 ? 16 : i == 2 ? 24 : 24) + rr,
-                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-                      vv[4], vv[5], vv[6], vv[7]);
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        vv[4], vv[5], vv[6], vv[7]);
     ldmatrix_x4_trans(sv + tile_64((i == 0 ? 32 : i == 1 ? 32 : i == 2 ? 40 : 40) + rr,
-                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-                      vv[8], vv[9], vv[10], vv[11]);
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        vv[8], vv[9], vv[10], vv[11]);
     ldmatrix_x4_trans(sv + tile_64((i == 0 ? 48 : i == 1 ? 48 : i == 2 ? 56 : 56) + rr,
-                                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-                      vv[12], vv[13], vv[14], vv[15]);
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        vv[12], vv[13], vv[14], vv[15]);
   }
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
@@ -921,9 +930,25 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   wgmma_commit();
   wgmma_wait_0();
   mbar_arrive(QP_EMPTY(a, c % 3));
+  u32 ob[16]; // O^T pairs, staged as [t][v] for row-wise stores
 #pragma unroll
-  for (int r = 0; r < 32; ++r) // staged as [t][v] for row-wise stores
-    st_shared_u16(so + tile_64(acc64_col(wt, r), acc64_row(wt, r)), f32_to_bf16(op[r] * a.scale));
+  for (int r = 0; r < 32; r += 2)
+    ob[r >> 1] = pack_bf16(op[r] * a.scale, op[r + 1] * a.scale);
+  {
+    const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
+    stmatrix_x4_trans(so + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        ob[0], ob[1], ob[2], ob[3]);
+    stmatrix_x4_trans(so + tile_64((i == 0 ? 16 : i == 1 ? 16 : i == 2 ? 24 : 24) + rr,
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        ob[4], ob[5], ob[6], ob[7]);
+    stmatrix_x4_trans(so + tile_64((i == 0 ? 32 : i == 1 ? 32 : i == 2 ? 40 : 40) + rr,
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        ob[8], ob[9], ob[10], ob[11]);
+    stmatrix_x4_trans(so + tile_64((i == 0 ? 48 : i == 1 ? 48 : i == 2 ? 56 : 56) + rr,
+                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
+        ob[12], ob[13], ob[14], ob[15]);
+  }
   bar_sync(2, 128);
   u16 *dst = a.o + ((i64)t0 * a.Ho + a.h) * 128 + a.v0;
 #pragma unroll

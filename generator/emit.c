@@ -372,3 +372,14 @@ void emit_ldmatrix_x4_trans(Prelude *p) {
   outf(&p->text, "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\"\n");
   outf(&p->text, "               : \"=r\"(a), \"=r\"(b), \"=r\"(c), \"=r\"(d) : \"r\"(src) : \"memory\");\n}\n\n");
 }
+
+/* The reverse of ldmatrix .trans: lane l's elements (2 (l % 4) + e, l / 4)
+ * of four 8 x 8 b16 blocks are stored transposed; lanes 8i .. 8i+7 give
+ * the row addresses of block i. */
+void emit_stmatrix_x4_trans(Prelude *p) {
+  if (seen(p, "stmatrix_x4_trans"))
+    return;
+  outf(&p->text, FN " void stmatrix_x4_trans(u32 dst, u32 a, u32 b, u32 c, u32 d) {\n");
+  outf(&p->text, "  asm volatile(\"stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%%0], {%%1, %%2, %%3, %%4};\"\n");
+  outf(&p->text, "               :: \"r\"(dst), \"r\"(a), \"r\"(b), \"r\"(c), \"r\"(d) : \"memory\");\n}\n\n");
+}

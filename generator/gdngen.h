@@ -252,6 +252,7 @@ void emit_round_f16(Prelude *p);     /* the two above, composed */
 void emit_tma_load_3d(Prelude *p);
 void emit_mbar_arrive(Prelude *p);
 void emit_ldmatrix_x4_trans(Prelude *p);
+void emit_stmatrix_x4_trans(Prelude *p);
 void emit_bulk_load(Prelude *p);
 int seen_name(Prelude *p, const char *name); /* 1 if emitted before, else records it */
 

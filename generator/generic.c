@@ -338,16 +338,17 @@ static void scan_layout_slots(Slots *sl, const ScanLayout *l) {
     slot_add(sl, rows[i].name, "%u", rows[i].v);
 }
 
-/* V^T fragments of the X^T accumulator layout, loaded with ldmatrix .trans:
- * register pair p of the m64n64 map covers block (v0 + 16 w, s0); the block
- * is stored as rows s of the v tile, so lane l of call m addresses row
- * s0 + l % 8 of block 4m + l / 8. */
-static int v_ldmatrix(Prelude *p, Slots *sl, Diag *d) {
+/* The 8 x 8 blocks of the m64n64 accumulator layout moved to or from a
+ * [t][v] tile (rows t) with ldmatrix/stmatrix .trans: register pair p
+ * covers block (v0 + 16 w, t0) of the transposed matrix, so lane l of call
+ * `call` addresses row t0 + l % 8 of block 4 call + l / 8. Used to load V^T
+ * fragments (X^T) and to stage O^T for row-wise stores. */
+static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn,
+                       const char *tile, const char *regs, Diag *d) {
   FragMap m = frag_acc(64);
   Out o;
   out_init(&o);
   o.indent = 2;
-  emit_ldmatrix_x4_trans(p);
   for (int call = 0; call < m.regs / 8; call++) {
     int r0[4], c0[4];
     for (int i = 0; i < 4; i++)
@@ -355,14 +356,15 @@ static int v_ldmatrix(Prelude *p, Slots *sl, Diag *d) {
         out_free(&o);
         return -1;
       }
-    out_line(&o, "ldmatrix_x4_trans(sv + tile_64((i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d) + rr,",
-             c0[0], c0[1], c0[2], c0[3]);
-    out_line(&o, "                               vw + (i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d)),",
-             r0[0], r0[1], r0[2], r0[3]);
-    out_line(&o, "                  vv[%d], vv[%d], vv[%d], vv[%d]);", 4 * call, 4 * call + 1,
-             4 * call + 2, 4 * call + 3);
+    out_line(&o, "%s(%s + tile_64((i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d) + rr,", insn,
+             tile, c0[0], c0[1], c0[2], c0[3]);
+    out_line(&o, "              vw + (i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d)),", r0[0],
+             r0[1], r0[2], r0[3]);
+    out_line(&o, "    %s[%d], %s[%d], %s[%d], %s[%d]);", regs, 4 * call, regs, 4 * call + 1, regs,
+             4 * call + 2, regs, 4 * call + 3);
   }
-  slot_out(sl, "V_LDMATRIX", &o);
+  (void)p;
+  slot_out(sl, slot, &o);
   return 0;
 }
 
@@ -379,7 +381,10 @@ static int emit_scan(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, D
   rc = rc ? rc : tail_fn(p, "tail_v128", &TILE_64, 128, d);
   rc = rc ? rc : scan_loads(&sl, d);
   rc = rc ? rc : scan_products(p, &sl, d);
-  rc = rc ? rc : v_ldmatrix(p, &sl, d);
+  emit_ldmatrix_x4_trans(p);
+  emit_stmatrix_x4_trans(p);
+  rc = rc ? rc : block_moves(p, &sl, "V_LDMATRIX", "ldmatrix_x4_trans", "sv", "vv", d);
+  rc = rc ? rc : block_moves(p, &sl, "O_STMATRIX", "stmatrix_x4_trans", "so", "ob", d);
   scan_layout_slots(&sl, &l);
   slot_add(&sl, "TAIL_QK", "tail_qk128");
   slot_add(&sl, "TAIL_V", "tail_v128");

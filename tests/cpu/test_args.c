@@ -146,11 +146,12 @@ static const GoodCase good_cases[] = {
      1, (INT32_MAX - 64) / 64 + 1},
 };
 
-/* The workspace regions: P, W and g, in that order, disjoint, 16-aligned,
- * each at least as large as its tiles, all inside ws_bytes. */
+/* The workspace regions: P, W and g (g and g_L / g), in that order,
+ * disjoint, 16-byte aligned, each at least as large as its tiles, all
+ * inside ws_bytes. */
 static void assert_workspace(const char *what, const gdn_plan *p) {
   uint64_t tiles = (uint64_t)p->slots * (uint64_t)p->Ho;
-  uint64_t tile = 64 * 64 * 2, g = 64 * 4;
+  uint64_t tile = 64 * 64 * 2, g = 2 * 64 * 4;
   if (p->ws_bytes == 0)
     fail_msg("%s: ws_bytes is 0", what);
   if (p->ws_p % 16 || p->ws_w % 16 || p->ws_g % 16)
