@@ -16,7 +16,7 @@ CUDA_INC := -I$(CUDA)/include
 CUDA_LIB := -L$(CUDA)/lib64/stubs -lcuda
 
 RT_SRC  := $(wildcard runtime/*.c)
-RT_HDR  := runtime/gdn.h runtime/internal.h runtime/embedded.h generated/gdn_kernels.h
+RT_HDR  := runtime/gdn.h runtime/internal.h runtime/embedded.h generated/gdn_kernels.h generated/gdn_routes.h
 RT_OBJ  := $(patsubst runtime/%.c,$(B)/rt/%.o,$(RT_SRC)) $(B)/rt/embedded.o
 
 .PHONY: all generate kernels lib test check-codegen gpu-test gpu-check clean
@@ -45,7 +45,7 @@ $(B)/rt/embedded.o: kernels
 	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $(B)/kernels/embedded.c
 
 $(B)/libgdn.so: $(RT_OBJ)
-	$(CC) -shared -Wl,-soname,libgdn.so -o $@ $(RT_OBJ) $(CUDA_LIB) -lpthread -lm
+	$(CC) -shared -Wl,-soname,libgdn.so -o $@ $(RT_OBJ) $(CUDA_LIB) -lpthread -ldl -lm
 
 $(B)/libgdn.a: $(RT_OBJ)
 	ar rcs $@ $(RT_OBJ)
@@ -73,7 +73,19 @@ $(B)/tests/test_args: tests/cpu/test_args.c runtime/check.c runtime/route.c $(RT
 	$(CC) $(CFLAGS) -Iruntime -Igenerated $(CUDA_INC) -o $@ tests/cpu/test_args.c runtime/check.c \
 	  runtime/route.c $(CMOCKA) -lm
 
-CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref $(B)/tests/test_args
+# NVRTC from the toolkit, found at run time through the rpath.
+$(B)/tests/test_nvrtc: tests/cpu/test_nvrtc.c
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) $(CUDA_INC) -o $@ tests/cpu/test_nvrtc.c -L$(CUDA)/lib64 \
+	  -Wl,-rpath,$(CUDA)/lib64 -lnvrtc $(CMOCKA)
+
+$(B)/tests/test_routes: tests/cpu/test_routes.c runtime/check.c runtime/route.c $(RT_HDR)
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Iruntime -Igenerated $(CUDA_INC) -o $@ tests/cpu/test_routes.c runtime/check.c \
+	  runtime/route.c $(CMOCKA) -lm
+
+CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref $(B)/tests/test_args \
+             $(B)/tests/test_nvrtc $(B)/tests/test_routes
 
 test: $(CPU_TESTS) kernels
 	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
@@ -94,20 +106,25 @@ $(B)/tests/gpu_probes: tests/gpu/probes.c tests/gpu/gpucheck.h generated/probes.
 $(B)/tests/gpu_gdn: tests/gpu/gdn_cases.c tests/gpu/gpucheck.h $(REF_SRC) $(B)/libgdn.a
 	@mkdir -p $(B)/tests
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
-	  tests/gpu/gdn_cases.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -lm
+	  tests/gpu/gdn_cases.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
 
 $(B)/tests/gpu_dispatch: tests/gpu/dispatch.c tests/gpu/gpucheck.h $(REF_SRC) $(B)/libgdn.a
 	@mkdir -p $(B)/tests
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
-	  tests/gpu/dispatch.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -lm
+	  tests/gpu/dispatch.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
+
+$(B)/tests/gpu_multi: tests/gpu/multi_gpu.c tests/gpu/gpucheck.h $(REF_SRC) $(B)/libgdn.a
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
+	  tests/gpu/multi_gpu.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
 
 GPU_TESTS := $(B)/tests/gpu_probes $(B)/tests/gpu_gdn $(B)/tests/gpu_dispatch
 
 $(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref $(CUDA_INC) -o $@ bench/gdn_bench.c $(REF_SRC) \
-	  $(B)/libgdn.a $(CUDA_LIB) -lpthread -lm
+	  $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
 
-gpu-test: kernels $(GPU_TESTS) $(B)/gdn_bench
+gpu-test: kernels $(GPU_TESTS) $(B)/gdn_bench $(B)/tests/gpu_multi
 
 gpu-check: gpu-test
 	@for t in $(GPU_TESTS); do echo "== $$t"; $$t || exit 1; done

@@ -43,6 +43,9 @@ EXIT_NO_IMPL = 4           # no implementation could be imported in a worker
 
 # FLA backend switches forced in every worker: the peer must be FLA's own Triton path.
 FLA_ENV = {'FLA_FLASH_QLA': '0', 'FLA_TILELANG': '0', 'FLA_INTRACARD_CP': '0'}
+# Triton keeps its autotuning results on disk, so the 2nd and 3rd process of
+# a row skip the peer's tuning (only the excluded first call is affected).
+WORKER_ENV = {'TRITON_CACHE_AUTOTUNING': '1'}
 
 
 # --------------------------------------------------------------------------- args
@@ -726,6 +729,7 @@ def run_worker(args, case, rep, order, accuracy, logf):
         cmd += ['--device', args.device]
     env = dict(os.environ)
     env.update(FLA_ENV)
+    env.update(WORKER_ENV)
     env['PYTHONUNBUFFERED'] = '1'
     rt = str(ROOT / 'runtime' / 'python')
     env['PYTHONPATH'] = env['PYTHONPATH'] + os.pathsep + rt if env.get('PYTHONPATH') else rt

@@ -79,18 +79,8 @@ static __device__ __forceinline__ void bar_sync(u32 id, u32 n) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory");
 }
 
-static __device__ __forceinline__ void st_shared_u16(u32 dst, u16 x) {
-  asm volatile("st.shared.u16 [%0], %1;" :: "r"(dst), "h"(x) : "memory");
-}
-
 static __device__ __forceinline__ void st_shared_u32(u32 dst, u32 x) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(dst), "r"(x) : "memory");
-}
-
-static __device__ __forceinline__ u16 ld_shared_u16(u32 src) {
-  u16 x;
-  asm volatile("ld.shared.u16 %0, [%1];" : "=h"(x) : "r"(src) : "memory");
-  return x;
 }
 
 static __device__ __forceinline__ void ld_shared_v4(u32 src, u32 &x, u32 &y, u32 &z, u32 &w) {
@@ -114,12 +104,6 @@ static __device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
 static __device__ __forceinline__ u32 pack_f16(float lo, float hi) {
   u32 r;
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-static __device__ __forceinline__ u16 f32_to_bf16(float x) {
-  u16 r;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
   return r;
 }
 

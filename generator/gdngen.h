@@ -297,6 +297,32 @@ int probe_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d);
 /* -------------------------------------------------------- generic.c */
 int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d);
 
+/* --------------------------------------------------------- routes.c */
+/* The route table: which exact call keys (T, N, Hq, Hk, Hv, initial state
+ * given, final state wanted) take which schedule. Configuration, not code:
+ * rows come from a file and --route flags, each checked as it is read (a
+ * refusal names the file and line), and the table is emitted as
+ * generated/gdn_routes.h for libgdn's router. */
+typedef enum RouteField { RF_T, RF_N, RF_HQ, RF_HK, RF_HV, RF_INIT, RF_FINAL, RF_COUNT } RouteField;
+#define ROUTE_ORIGIN_LEN 80
+typedef struct RouteRow {
+  int schedule;                  /* index into routes.c's schedule table */
+  int64_t key[RF_COUNT];         /* init, final: 0 or 1 */
+  char origin[ROUTE_ORIGIN_LEN]; /* "default.routes:9" or "--route #1" */
+} RouteRow;
+typedef struct RouteTable {
+  RouteRow *rows;
+  int n, cap;
+} RouteTable;
+void routes_init(RouteTable *t);
+void routes_free(RouteTable *t);
+int routes_load(RouteTable *t, const char *path, Diag *d); /* appends the file's rows */
+/* Appends one row, "SCHEDULE T=.. N=.. Hq=.. Hk=.. Hv=.. init=0|1 final=0|1";
+ * `where` names it in messages and in the emitted header. */
+int routes_add(RouteTable *t, const char *spec, const char *where, Diag *d);
+void routes_print(const RouteTable *t, FILE *f); /* gdngen --list */
+int routes_emit(const RouteTable *t, const char *out_dir, ArchId arch, Diag *d);
+
 /* ---------------------------------------------------------- ninja.c */
 typedef struct KernelFile {
   const char *stem;  /* generated/<stem>.cu -> build/kernels/<stem>.cubin */

@@ -150,14 +150,11 @@ static void common_prelude(Prelude *p) {
   emit_wgmma_commit(p);
   emit_wgmma_wait(p, 0);
   emit_bar_sync(p);
-  emit_st_shared_u16(p);
   emit_st_shared_u32(p);
-  emit_ld_shared_u16(p);
   emit_ld_shared_v4(p);
   emit_st_global_v4(p);
   emit_cvt_pack(p, DT_BF16);
   emit_cvt_pack(p, DT_F16);
-  emit_cvt_bf16_f32(p);
   emit_cvt_f32_bf16(p);
   emit_round_f16(p);
   emit_frag_fn(p, "acc64", &a64);

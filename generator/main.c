@@ -1,18 +1,25 @@
 /* main.c: the gdngen command line. The pipeline is a straight list of
- * calls: check the configuration, emit probes, emit the GDN schedules,
- * write build.ninja. */
+ * calls: check the configuration, load the route table, emit probes, emit
+ * the GDN schedules and the route table, write build.ninja. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gdngen.h"
 
+/* The values of a repeatable option, in command-line order. */
+typedef struct StrList {
+  const char **v; /* room for argc entries: no option appears more often */
+  int n;
+} StrList;
+
 typedef struct Options {
-  const char *out_dir, *tmpl_dir, *target, *dtype, *only;
-  int head_dim, quiet;
+  const char *out_dir, *tmpl_dir, *target, *dtype, *only, *config;
+  int head_dim, quiet, list;
+  StrList routes;
 } Options;
 
-typedef enum { OPT_STR, OPT_INT, OPT_FLAG } OptType;
+typedef enum { OPT_STR, OPT_INT, OPT_FLAG, OPT_LIST } OptType;
 
 static const struct OptionRow {
   const char *name;
@@ -32,6 +39,12 @@ static const struct OptionRow {
      "head dimension of q, k and v; 128 (default: 128)"},
     {"--only", OPT_STR, offsetof(Options, only), "WHAT",
      "emit only 'probes' or 'gdn' (default: both)"},
+    {"--config", OPT_STR, offsetof(Options, config), "FILE",
+     "read the route table from FILE (default: generator/default.routes)"},
+    {"--route", OPT_LIST, offsetof(Options, routes), "ROW",
+     "add a route row after FILE's, written as a line of FILE (repeatable)"},
+    {"--list", OPT_FLAG, offsetof(Options, list), NULL,
+     "print the route table and exit, writing nothing"},
     {"--quiet", OPT_FLAG, offsetof(Options, quiet), NULL, "print nothing but errors"},
 };
 
@@ -40,9 +53,10 @@ static void usage(FILE *f) {
              "       gdngen embed OUT.c FILE...\n"
              "       gdngen resources OUT.md LOG...\n\n"
              "Emits the Gated Delta Net prefill kernels (CUDA with inline PTX) for one\n"
-             "target, the probe kernels that prove the lowering rules, and a\n"
-             "build.ninja that compiles them. `embed` writes files as C arrays;\n"
-             "`resources` tabulates ptxas -v logs and fails on spills or stack.\n\n"
+             "target, the probe kernels that prove the lowering rules, the route table\n"
+             "that sends exact call shapes to specialised schedules (docs/routes.md),\n"
+             "and a build.ninja that compiles the kernels. `embed` writes files as C\n"
+             "arrays; `resources` tabulates ptxas -v logs and fails on spills or stack.\n\n"
              "options:\n");
   for (size_t i = 0; i < COUNT_OF(option_table); i++) {
     char left[48];
@@ -68,6 +82,11 @@ static int set_option(Options *o, const struct OptionRow *r, const char *val) {
     *(const char **)field = val;
     return 0;
   }
+  if (r->type == OPT_LIST) {
+    StrList *l = (StrList *)field;
+    l->v[l->n++] = val;
+    return 0;
+  }
   char *end;
   long v = strtol(val, &end, 10);
   if (*end || end == val || v < INT_MIN || v > INT_MAX) {
@@ -80,7 +99,14 @@ static int set_option(Options *o, const struct OptionRow *r, const char *val) {
 
 /* Returns 0 to go on, 1 to stop with success, -1 on error. */
 static int parse_args(int argc, char **argv, Options *o) {
-  *o = (Options){"generated", "templates", "sm_90a", "bf16", "all", 128, 0};
+  *o = (Options){.out_dir = "generated", .tmpl_dir = "templates", .target = "sm_90a",
+                 .dtype = "bf16", .only = "all", .config = "generator/default.routes",
+                 .head_dim = 128};
+  o->routes.v = malloc((size_t)argc * sizeof *o->routes.v);
+  if (!o->routes.v) {
+    fprintf(stderr, "gdngen: out of memory\n");
+    return -1;
+  }
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
@@ -138,14 +164,30 @@ static const KernelFile kernel_files[] = {
     {"gdn_generic", 1}, {"probes_ss", 0}, {"probes_rs", 0}, {"probes_misc", 0},
 };
 
-static int run(const Options *o, ArchId arch) {
+/* The route table: the config file's rows, then each --route in order.
+ * Loaded before anything is written, so a bad row leaves no file behind. */
+static int load_routes(const Options *o, RouteTable *t) {
+  Diag d = {{0}};
+  int rc = routes_load(t, o->config, &d);
+  for (int i = 0; rc == 0 && i < o->routes.n; i++) {
+    char where[32];
+    snprintf(where, sizeof where, "--route #%d", i + 1);
+    rc = routes_add(t, o->routes.v[i], where, &d);
+  }
+  if (rc)
+    fprintf(stderr, "gdngen: %s\n", d.msg);
+  return rc;
+}
+
+static int run(const Options *o, ArchId arch, const RouteTable *routes) {
   Diag d = {{0}};
   int all = !strcmp(o->only, "all");
   if ((all || !strcmp(o->only, "probes")) && probe_emit(o->tmpl_dir, o->out_dir, arch, &d)) {
     fprintf(stderr, "gdngen: %s\n", d.msg);
     return 1;
   }
-  if ((all || !strcmp(o->only, "gdn")) && generic_emit(o->tmpl_dir, o->out_dir, arch, &d)) {
+  if ((all || !strcmp(o->only, "gdn")) && (generic_emit(o->tmpl_dir, o->out_dir, arch, &d) ||
+                                            routes_emit(routes, o->out_dir, arch, &d))) {
     fprintf(stderr, "gdngen: %s\n", d.msg);
     return 1;
   }
@@ -185,10 +227,18 @@ int main(int argc, char **argv) {
   }
   Options o;
   int rc = parse_args(argc, argv, &o);
-  if (rc)
-    return rc > 0 ? 0 : 2;
   ArchId arch;
-  if (check_options(&o, &arch))
-    return 2;
-  return run(&o, arch);
+  RouteTable routes;
+  routes_init(&routes);
+  if (rc)
+    rc = rc > 0 ? 0 : 2;
+  else if (check_options(&o, &arch) || load_routes(&o, &routes))
+    rc = 2;
+  else if (o.list)
+    routes_print(&routes, stdout);
+  else
+    rc = run(&o, arch, &routes);
+  routes_free(&routes);
+  free(o.routes.v);
+  return rc;
 }

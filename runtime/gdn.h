@@ -109,6 +109,9 @@ gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a,
                        uint64_t workspace, size_t workspace_bytes,
                        void *stream);
 
+/* 1 if the handle's kernels were compiled by NVRTC at creation. */
+int gdn_uses_nvrtc(const gdn_handle *h);
+
 const char *gdn_status_string(gdn_status s);
 const char *gdn_route_name(gdn_route r);
 /* The last failure's sentence on this handle, "" if none. */

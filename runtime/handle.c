@@ -34,16 +34,22 @@ static const gdn_blob *find_blob(const char *name) {
   return NULL;
 }
 
-/* The embedded cubin, or (flags) the embedded source through NVRTC. */
+/* The embedded cubin; when it cannot be loaded on this device (or `flags`
+ * asks for it), the embedded source compiled by NVRTC, kept for the
+ * handle's life. */
 static gdn_status load_kernels(gdn_handle *h, unsigned flags) {
-  const gdn_blob *cubin = find_blob("gdn_generic.cubin");
+  const gdn_blob *cubin = find_blob("gdn_generic.cubin"), *src = find_blob("gdn_generic.cu");
   CUresult r = CUDA_ERROR_NOT_FOUND;
   if (cubin && !(flags & GDN_CREATE_NVRTC))
     r = cuModuleLoadData(&h->mod, cubin->data);
-  if (r != CUDA_SUCCESS)
-    return gdn_fail(h, GDN_ERR_NO_KERNEL,
-                    "the embedded sm_90a kernels could not be loaded on device %d (%s)",
-                    (int)h->dev, cubin ? "cuModuleLoadData failed" : "no cubin embedded");
+  if (r != CUDA_SUCCESS) {
+    if (!src)
+      return gdn_fail(h, GDN_ERR_NO_KERNEL, "no loadable cubin and no embedded source");
+    gdn_status s = gdn_nvrtc_module(h, src->name, (const char *)src->data, &h->mod);
+    if (s != GDN_OK)
+      return s;
+    h->from_nvrtc = 1;
+  }
   for (int i = 0; i < GDN_K_COUNT; i++) {
     const gdn_kernel_spec *k = &gdn_kernel_specs[i];
     if ((r = cuModuleGetFunction(&h->fn[i], h->mod, k->name)) != CUDA_SUCCESS)
@@ -89,6 +95,8 @@ gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err
   *out = h;
   return GDN_OK;
 }
+
+int gdn_uses_nvrtc(const gdn_handle *h) { return h ? h->from_nvrtc : 0; }
 
 gdn_status gdn_create(int device, gdn_handle **out) {
   return gdn_create_ex(device, 0, out, NULL, 0);

@@ -4,6 +4,7 @@
  *             fuzzer drive them directly
  *   route.c   which schedule serves a call, from host-visible facts alone
  *   handle.c  handles, module loading (cubin, else NVRTC), errors
+ *   nvrtc.c   the NVRTC path: the embedded source compiled for the device
  *   launch.c  tensor maps, workspace layout, kernel launches
  */
 #ifndef GDN_INTERNAL_H
@@ -42,12 +43,25 @@ typedef struct gdn_plan {
 gdn_status gdn_check_args(const gdn_prefill_args *a, gdn_plan *plan, char *msg, size_t n);
 
 /* ---------------------------------------------------------- route.c */
+/* The route table is generated (generated/gdn_routes.h, from gdngen's route
+ * configuration); only route.c and the route tests include it. */
+typedef struct gdn_route_key gdn_route_key;
 gdn_route gdn_pick_route(const gdn_prefill_args *a, const gdn_plan *plan);
+/* The table row whose key is exactly the call's, alpha and beta given; NULL
+ * if none. Ignores force_generic and whether the schedule is built, so the
+ * tests can see the match apart from the route taken. */
+const gdn_route_key *gdn_route_lookup(const gdn_prefill_args *a);
+/* The route a call with lookup result `hit` takes: pure, so a test can hand
+ * it a row the build does not have (a schedule marked built). */
+gdn_route gdn_route_decide(const gdn_route_key *hit, const gdn_prefill_args *a);
 
 /* --------------------------------------------------------- handle.c */
 gdn_status gdn_fail(gdn_handle *h, gdn_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 gdn_status gdn_cu_fail(gdn_handle *h, CUresult r, const char *what);
+
+/* ---------------------------------------------------------- nvrtc.c */
+gdn_status gdn_nvrtc_module(gdn_handle *h, const char *name, const char *src, CUmodule *mod);
 
 /* --------------------------------------------------------- launch.c */
 gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gdn_plan *p,

@@ -1,10 +1,43 @@
-/* route.c: which schedule serves a call. Only host-visible facts count
- * (T, N, head counts, which optional tensors are given); cu_seqlens is
- * never read, so a call stays capturable in a CUDA graph. */
+/* route.c: which schedule serves a call. Only host-visible facts count: T,
+ * N, the head counts, which optional tensors are given, force_generic.
+ * cu_seqlens is never read (no device-to-host copy, no synchronisation), so
+ * a call stays capturable in a CUDA graph.
+ *
+ * Specialisations are data: generated/gdn_routes.h holds the exact keys
+ * gdngen was configured with (generator/default.routes, docs/routes.md).
+ * A call whose key equals a row's takes that row's schedule if this build
+ * emitted it; everything else, near misses included, takes the generic
+ * pipeline, which serves every valid call. The route reported by
+ * gdn_query_route is the one taken, never merely the one configured. */
 #include "internal.h"
+#include "gdn_routes.h"
+
+/* The contract (shared/reference/gdn.md) gives a specialised route only to
+ * calls with both gates; a call without them takes the generic pipeline,
+ * which substitutes 1 for a missing one. */
+static int gates_given(const gdn_prefill_args *a) { return a->alpha != 0 && a->beta != 0; }
+
+static int key_matches(const gdn_route_key *r, const gdn_prefill_args *a) {
+  return r->T == a->T && r->N == a->N && r->Hq == a->Hq && r->Hk == a->Hk && r->Hv == a->Hv &&
+         r->init == (a->initial_state != 0) && r->final == (a->final_state != 0);
+}
+
+const gdn_route_key *gdn_route_lookup(const gdn_prefill_args *a) {
+  if (!gates_given(a))
+    return NULL;
+  for (int i = 0; i < GDN_ROUTE_ROWS; i++)
+    if (key_matches(&gdn_route_table[i], a))
+      return &gdn_route_table[i];
+  return NULL;
+}
+
+gdn_route gdn_route_decide(const gdn_route_key *hit, const gdn_prefill_args *a) {
+  if (a->force_generic || !gates_given(a) || !hit || !hit->built)
+    return GDN_ROUTE_GENERIC;
+  return hit->route;
+}
 
 gdn_route gdn_pick_route(const gdn_prefill_args *a, const gdn_plan *plan) {
-  (void)a;
-  (void)plan;
-  return GDN_ROUTE_GENERIC; /* the specialised schedules are not built yet */
+  (void)plan; /* the plan holds nothing the key does not */
+  return gdn_route_decide(gdn_route_lookup(a), a);
 }

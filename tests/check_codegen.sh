@@ -27,7 +27,8 @@ fail() { echo "check-codegen: FAIL: $1" >&2; exit 1; }
 # As tests/cli.sh runs it: the out dir is literally `generated`, so the
 # paths inside build.ninja come out byte for byte.
 mkdir -p "$tmp/regen/generated"
-(cd "$tmp/regen" && "$gdngen" --quiet --out generated --templates "$repo/templates") ||
+(cd "$tmp/regen" && "$gdngen" --quiet --out generated --templates "$repo/templates" \
+    --config "$repo/generator/default.routes") ||
   fail "gdngen exited $? while regenerating"
 if ! diff -r -x RESOURCES.md generated "$tmp/regen/generated" >"$tmp/stale.diff"; then
   head -40 "$tmp/stale.diff" >&2

@@ -2,9 +2,10 @@
 # cli.sh: the gdngen command line, as `make test` runs it:
 #   bash tests/cli.sh build/gdngen
 # Help and version, each refused configuration (exit 2, a message on stderr
-# naming the problem, no file written), and a normal run that writes the
-# same bytes twice and exactly the committed generated/ (a stale generated/
-# folder fails here). One line per check, then a summary.
+# naming the problem, no file written), the route table (--list, --config,
+# --route), and a normal run that writes the same bytes twice and exactly
+# the committed generated/ (a stale generated/ folder fails here). One line
+# per check, then a summary.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -87,12 +88,106 @@ refused "--head-dim 4294967424" "--head-dim wants an integer, not '4294967424'" 
 refused "--only bogus" "--only wants 'probes' or 'gdn', not 'bogus'" --out out --only bogus
 refused "missing value" "--out needs a value" --out
 
+# ------------------------------------------------------------ route table
+# The default config, named explicitly: the runs below are not in the repo.
+routes=$repo/generator/default.routes
+configs=$scratch/configs
+mkdir -p "$configs"
+
+# A config whose third line is $2 (two comment lines before it), so every
+# message must name line 3.
+bad_config() {
+  printf '# a route config with one bad row\n\n%s\n' "$2" >"$configs/$1.routes"
+}
+bad_config unknown "fastest T=4096 N=10 Hq=8 Hk=8 Hv=8 init=1 final=1"
+bad_config missing "register_replay T=4096 N=10 Hq=8 Hk=8 Hv=8 init=1"
+bad_config n_above_t "register_replay T=16 N=17 Hq=8 Hk=8 Hv=8 init=1 final=1"
+bad_config heads "register_replay T=4096 N=10 Hq=8 Hk=4 Hv=2 init=1 final=1"
+bad_config unknown_field "register_replay T=4096 N=10 Hq=8 Hk=8 Hv=8 init=1 final=1 B=2"
+bad_config twice "register_replay T=4096 N=10 T=4096 Hq=8 Hk=8 Hv=8 init=1 final=1"
+bad_config flag "register_replay T=4096 N=10 Hq=8 Hk=8 Hv=8 init=yes final=1"
+printf 'generic T=64 N=1 Hq=1 Hk=1 Hv=1 init=0 final=0\nregister_replay T=64 N=1 Hq=1 Hk=1 Hv=1 init=0 final=0\n' \
+  >"$configs/conflict.routes"
+
+refused "config: unknown schedule" \
+  "unknown.routes:3: unknown schedule 'fastest' (known: generic, register_replay, predecessor_replay)" \
+  --out out --config "$configs/unknown.routes"
+refused "config: missing field" "missing.routes:3: missing field final" \
+  --out out --config "$configs/missing.routes"
+refused "config: N > T" "n_above_t.routes:3: N=17 > T=16" \
+  --out out --config "$configs/n_above_t.routes"
+refused "config: head relation" "heads.routes:3: heads Hq=8 Hk=4 Hv=2 are not MHA" \
+  --out out --config "$configs/heads.routes"
+refused "config: unknown field" "unknown_field.routes:3: unknown field 'B'" \
+  --out out --config "$configs/unknown_field.routes"
+refused "config: duplicate field" "twice.routes:3: field T given twice" \
+  --out out --config "$configs/twice.routes"
+refused "config: init not 0 or 1" "flag.routes:3: init=yes: the value is not an integer" \
+  --out out --config "$configs/flag.routes"
+refused "config: one key, two schedules" \
+  "conflict.routes:2: this key is already routed to generic by conflict.routes:1" \
+  --out out --config "$configs/conflict.routes"
+refused "config: missing file" "cannot read route config $configs/none.routes" \
+  --out out --config "$configs/none.routes"
+refused "--route: bad head relation" "--route #2: heads Hq=6 Hk=4 Hv=4" --out out \
+  --config "$routes" --route "generic T=64 N=1 Hq=4 Hk=4 Hv=4 init=0 final=0" \
+  --route "generic T=64 N=1 Hq=6 Hk=4 Hv=4 init=0 final=0"
+refused "--route: contradicts the config" "--route #1: this key is already routed to register_replay" \
+  --out out --config "$routes" --route "generic T=4096 N=10 Hq=8 Hk=8 Hv=8 init=1 final=1"
+
+# --list in an empty directory: exit 0, the table on stdout, no file.
+list_in() {
+  local dir=$1
+  shift
+  rm -rf "$dir" && mkdir -p "$dir/out"
+  (cd "$dir" && "$gdngen" --templates "$repo/templates" --out out --list "$@" >list.txt)
+}
+# The rows of --list as "schedule T N Hq Hk Hv init final", one a line.
+list_keys() { awk 'NR > 1 && $2 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $6, $7, $8 }' "$1"; }
+wrote_nothing() { [ -z "$(cd "$1" && find . -mindepth 1 ! -name list.txt ! -path ./out)" ]; }
+
+# The four keys of shared/reference/gdn.md, in the default config's order.
+want_keys="register_replay 4096 10 8 8 8 yes yes
+predecessor_replay 1024 1 8 8 16 yes yes
+predecessor_replay 4096 1 16 16 16 no no
+predecessor_replay 8192 20 8 8 16 yes yes"
+if list_in "$scratch/list" --config "$routes" && wrote_nothing "$scratch/list"; then
+  got_keys=$(list_keys "$scratch/list/list.txt")
+  if [ "$got_keys" = "$want_keys" ] && head -1 "$scratch/list/list.txt" | grep -q '^schedule '; then
+    pass "--list prints the four default keys, writes nothing"
+  else
+    fail "--list prints the four default keys" "got: $(cat "$scratch/list/list.txt")"
+  fi
+else
+  fail "--list exits 0 and writes nothing" "exit $? or files written"
+fi
+
+# A --route row comes after the config's, in --list and in gdn_routes.h.
+extra="predecessor_replay T=2048 N=2 Hq=8 Hk=8 Hv=16 init=1 final=0"
+if list_in "$scratch/list" --config "$routes" --route "$extra" &&
+  [ "$(list_keys "$scratch/list/list.txt" | tail -1)" = "predecessor_replay 2048 2 8 8 16 yes no" ]; then
+  pass "--route adds a row to --list"
+else
+  fail "--route adds a row to --list" "got: $(cat "$scratch/list/list.txt" 2>/dev/null)"
+fi
+mkdir -p "$scratch/route_run/out"
+if (cd "$scratch/route_run" && "$gdngen" --quiet --only gdn --out out --templates "$repo/templates" \
+  --config "$routes" --route "$extra") &&
+  grep -q '{.T = 2048, .N = 2, .Hq = 8, .Hk = 8, .Hv = 16, .init = 1, .final = 0,' \
+    "$scratch/route_run/out/gdn_routes.h" &&
+  grep -q '^#define GDN_ROUTE_ROWS 5$' "$scratch/route_run/out/gdn_routes.h"; then
+  pass "--route adds a row to gdn_routes.h"
+else
+  fail "--route adds a row to gdn_routes.h" \
+    "$(cat "$scratch/route_run/out/gdn_routes.h" 2>/dev/null || echo 'not written')"
+fi
+
 # --------------------------------------------------------------- a real run
 # Run where the out dir is literally `generated`, as `make` runs it, so the
 # paths written into build.ninja match the committed copy byte for byte.
 run_into() {
   mkdir -p "$1/generated"
-  (cd "$1" && "$gdngen" --quiet --out generated --templates "$repo/templates")
+  (cd "$1" && "$gdngen" --quiet --out generated --templates "$repo/templates" --config "$routes")
 }
 
 if run_into "$scratch/run1" && run_into "$scratch/run2"; then
@@ -127,7 +222,8 @@ else
   fail "a rerun leaves unchanged files untouched" "files were rewritten or added"
 fi
 
-if quiet_out=$(cd "$scratch/run2" && "$gdngen" --quiet --out generated --templates "$repo/templates") &&
+if quiet_out=$(cd "$scratch/run2" && "$gdngen" --quiet --out generated --templates "$repo/templates" \
+  --config "$routes") &&
   [ -z "$quiet_out" ]; then
   pass "--quiet prints nothing"
 else

@@ -3,7 +3,9 @@
  *     replayed with fresh inputs equal eager calls bit for bit;
  *   - threads: two host threads on two streams at once, on one handle,
  *     equal serial calls bit for bit;
- *   - determinism: the same inputs twice give bit-identical outputs.
+ *   - determinism: the same inputs twice give bit-identical outputs;
+ *   - NVRTC: a handle whose kernels NVRTC compiled from the embedded source
+ *     gives the same results as one that loaded the embedded cubin.
  * Run from the repository root: build/tests/gpu_dispatch [seed].
  */
 #include <pthread.h>
@@ -231,6 +233,31 @@ static void test_determinism(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
   prob_free(&pr);
 }
 
+static void test_nvrtc(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
+  gdn_handle *hn;
+  char err[512];
+  if (gdn_create_ex(0, GDN_CREATE_NVRTC, &hn, err, sizeof err) != GDN_OK) {
+    gpu_record(t, 0, "NVRTC handle", err);
+    return;
+  }
+  Prob pr;
+  prob_make(&pr, h, LENS, NLENS, 4, 8);
+  redraw(&pr, rng, LENS, NLENS, 4, 8);
+  call(h, &pr, pr.ws, NULL);
+  CU(cuCtxSynchronize());
+  Result x = fetch(&pr);
+  poison(&pr, NULL);
+  call(hn, &pr, pr.ws, NULL);
+  CU(cuCtxSynchronize());
+  Result y = fetch(&pr);
+  int ok = gdn_uses_nvrtc(hn) && !gdn_uses_nvrtc(h) && same(&pr, x, y);
+  gpu_record(t, ok, "NVRTC-compiled kernels equal the embedded cubin's", "");
+  result_free(x);
+  result_free(y);
+  prob_free(&pr);
+  gdn_destroy(hn);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0xd15c;
   CUcontext ctx = gpu_init(0);
@@ -246,6 +273,7 @@ int main(int argc, char **argv) {
   test_graph(&t, h, &rng, 1);
   test_threads(&t, h, ctx, &rng);
   test_determinism(&t, h, &rng);
+  test_nvrtc(&t, h, &rng);
   gdn_destroy(h);
   return gpu_summary(&t, "dispatch");
 }
