@@ -19,7 +19,8 @@ RT_SRC  := $(wildcard runtime/*.c)
 RT_HDR  := runtime/gdn.h runtime/internal.h runtime/embedded.h generated/gdn_kernels.h generated/gdn_routes.h
 RT_OBJ  := $(patsubst runtime/%.c,$(B)/rt/%.o,$(RT_SRC)) $(B)/rt/embedded.o
 
-.PHONY: all generate kernels lib test check-codegen gpu-test gpu-check clean
+.PHONY: all generate kernels lib test check-codegen fuzz gpu-test gpu-check gpu-safety sanitize \
+        gpu-check-multi clean
 
 all: lib
 
@@ -91,6 +92,11 @@ test: $(CPU_TESTS) kernels
 	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
 	bash tests/cli.sh $(B)/gdngen
 	bash tests/check_codegen.sh $(B)/gdngen
+	bash tests/fuzz/run.sh
+
+# libFuzzer over the argument rules, bounded to about a minute (needs clang).
+fuzz:
+	bash tests/fuzz/run.sh
 
 # The codegen guard: generated/ is fresh, no kernel spills or uses stack,
 # and generated/RESOURCES.md is the table of a fresh compile (needs nvcc).
@@ -118,7 +124,12 @@ $(B)/tests/gpu_multi: tests/gpu/multi_gpu.c tests/gpu/gpucheck.h $(REF_SRC) $(B)
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
 	  tests/gpu/multi_gpu.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
 
-GPU_TESTS := $(B)/tests/gpu_probes $(B)/tests/gpu_gdn $(B)/tests/gpu_dispatch
+$(B)/tests/gpu_safety: tests/gpu/safety.c tests/gpu/gpucheck.h tests/ref/ref.h $(REF_SRC) $(B)/libgdn.a
+	@mkdir -p $(B)/tests
+	$(CC) $(CFLAGS) -Iruntime -Itests/ref -Itests/gpu $(CUDA_INC) -o $@ \
+	  tests/gpu/safety.c $(REF_SRC) $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
+
+GPU_TESTS := $(B)/tests/gpu_probes $(B)/tests/gpu_gdn $(B)/tests/gpu_dispatch $(B)/tests/gpu_safety
 
 $(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref $(CUDA_INC) -o $@ bench/gdn_bench.c $(REF_SRC) \
@@ -127,7 +138,18 @@ $(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
 gpu-test: kernels $(GPU_TESTS) $(B)/gdn_bench $(B)/tests/gpu_multi
 
 gpu-check: gpu-test
-	@for t in $(GPU_TESTS); do echo "== $$t"; $$t || exit 1; done
+	bash tests/gpu/run_all.sh
+
+gpu-safety: gpu-test
+	$(B)/tests/gpu_safety
+
+# compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on small cases.
+sanitize: gpu-test
+	bash tests/gpu/sanitize.sh
+
+# On a machine with two or more GPUs: one handle per GPU, heads split.
+gpu-check-multi: gpu-test
+	build/tests/gpu_multi
 
 clean:
 	rm -rf $(B)

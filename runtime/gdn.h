@@ -73,7 +73,7 @@ typedef struct gdn_prefill_args {
   uint64_t final_state;         /* fp32 [N, Ho, 128, 128] or 0              */
   uint64_t o;                   /* bf16 [T, Ho, 128]                        */
   int64_t T;                    /* total tokens; 0 is a valid no-op         */
-  int32_t N;                    /* sequences, >= 1                          */
+  int32_t N;                    /* sequences, 1 <= N <= T (any when T = 0)  */
   int32_t Hq, Hk, Hv;           /* head counts                              */
   int32_t head_dim;             /* must be 128                              */
   float scale;                  /* finite                                   */

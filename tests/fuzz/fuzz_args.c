@@ -31,8 +31,11 @@
  *            byte and its payload (draw_T, draw_N, draw_heads)
  *   head_dim 1 byte mode (+1)           scale  1 byte mode (+1 or +4)
  *   pointers q k v o alpha beta cu_seqlens initial_state final_state:
- *            each 1 byte mode (+1, +5 or +8)
+ *            each 1 byte mode and 0, 1, 4, 5 or 8 bytes (draw_pointer)
  *   force_generic 1 byte mode (+4)      message buffer length: 2 bytes
+ * The seeds in tests/fuzz/corpus/ follow this format and are named for the
+ * call they decode to; FUZZ_ARGS_PRINT=1 build/fuzz/fuzz_args FILE... prints
+ * each input's call, status and message.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -521,6 +524,14 @@ static void check_null_struct(void) {
   }
 }
 
+/* FUZZ_ARGS_PRINT set: print every call, to read what a seed or crash is. */
+static int want_print(void) {
+  static int cached = -1;
+  if (cached < 0)
+    cached = getenv("FUZZ_ARGS_PRINT") != NULL;
+  return cached;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Input in = decode(data, size);
   const gdn_prefill_args *a = &in.a;
@@ -530,6 +541,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(msg, 0x7f, sizeof msg); /* no NUL: an unwritten message shows */
   memcpy(msg, "poison", 7);
   gdn_status s = gdn_check_args(a, &plan, msg, sizeof msg);
+  if (want_print()) {
+    describe(a);
+    fprintf(stderr, "  status %d: \"%.*s\"\n", (int)s, MSG_LIMIT, msg);
+  }
   if (bounded_len(msg, MSG_ROOM) == MSG_ROOM)
     disagree(a, &v, s, "(unterminated)", "the message is not NUL-terminated");
   check_status(a, &v, s, msg);
