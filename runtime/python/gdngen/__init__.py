@@ -21,7 +21,7 @@ import math
 import os
 import threading
 
-__all__ = ["chunk_gated_delta_rule", "query_route", "version", "register_op"]
+__all__ = ["chunk_gated_delta_rule", "query_route", "version"]
 
 _VERSION = "0.1.0"
 _ROUTES = {0: "generic", 1: "register_replay", 2: "predecessor_replay"}
@@ -188,55 +188,48 @@ def chunk_gated_delta_rule(q, k, v, alpha=None, beta=None, scale=None, initial_s
     """Runs the GDN prefill; returns (o [T, Ho, 128] bf16, final_state or None).
 
     Eager calls go straight to libgdn; under torch.compile the call is the
-    opaque custom op torch.ops.gdngen.chunk_gated_delta_rule, whose fake
-    implementation gives the output shapes."""
+    opaque custom op torch.ops.gdngen.chunk_gated_delta_rule (registered at
+    import), whose fake implementation gives the output shapes."""
     import torch
     if scale is None:
         scale = 1.0 / math.sqrt(128)
     if torch.compiler.is_compiling():
-        o, final = _custom_op()(q, k, v, alpha, beta, float(scale), initial_state,
-                                bool(output_final_state), cu_seqlens, bool(force_generic))
+        o, final = _OP(q, k, v, alpha, beta, float(scale), initial_state,
+                       bool(output_final_state), cu_seqlens, bool(force_generic))
         return o, (final if output_final_state else None)
     return _run(q, k, v, alpha, beta, scale, initial_state, output_final_state, cu_seqlens,
                 force_generic)
 
 
-_op_lock = threading.Lock()
-_op = None
+def _make_op():
+    """gdngen::chunk_gated_delta_rule as a torch custom op. Registered once,
+    when this module is imported, so compiled code never runs Python
+    bookkeeping (a lock, a registry) inside the traced region."""
+    import torch
+    from typing import Optional, Tuple
+    Tensor = torch.Tensor
 
+    @torch.library.custom_op("gdngen::chunk_gated_delta_rule", mutates_args=())
+    def op(q: Tensor, k: Tensor, v: Tensor, alpha: Optional[Tensor], beta: Optional[Tensor],
+           scale: float, initial_state: Optional[Tensor], output_final_state: bool,
+           cu_seqlens: Optional[Tensor], force_generic: bool) -> Tuple[Tensor, Tensor]:
+        o, final = _run(q, k, v, alpha, beta, scale, initial_state, output_final_state,
+                        cu_seqlens, force_generic)
+        if final is None:  # an op returns tensors: an empty one stands for None
+            final = q.new_empty((0,), dtype=torch.float32)
+        return o, final
 
-def _custom_op():
-    """Registers gdngen::chunk_gated_delta_rule once, on first use."""
-    global _op
-    with _op_lock:
-        if _op is not None:
-            return _op
-        import torch
-        from typing import Optional, Tuple
-        Tensor = torch.Tensor
+    @op.register_fake
+    def _(q, k, v, alpha, beta, scale, initial_state, output_final_state, cu_seqlens,
+          force_generic):
+        T, Hq, Hv = q.shape[0], q.shape[1], v.shape[1]
+        Ho = max(Hq, Hv)
+        N = 1 if cu_seqlens is None else cu_seqlens.shape[0] - 1
+        o = q.new_empty((T, Ho, 128), dtype=torch.bfloat16)
+        shape = (N, Ho, 128, 128) if output_final_state else (0,)
+        return o, q.new_empty(shape, dtype=torch.float32)
 
-        @torch.library.custom_op("gdngen::chunk_gated_delta_rule", mutates_args=())
-        def op(q: Tensor, k: Tensor, v: Tensor, alpha: Optional[Tensor], beta: Optional[Tensor],
-               scale: float, initial_state: Optional[Tensor], output_final_state: bool,
-               cu_seqlens: Optional[Tensor], force_generic: bool) -> Tuple[Tensor, Tensor]:
-            o, final = _run(q, k, v, alpha, beta, scale, initial_state, output_final_state,
-                            cu_seqlens, force_generic)
-            if final is None:  # an op returns tensors: an empty one stands for None
-                final = q.new_empty((0,), dtype=torch.float32)
-            return o, final
-
-        @op.register_fake
-        def _(q, k, v, alpha, beta, scale, initial_state, output_final_state, cu_seqlens,
-              force_generic):
-            T, Hq, Hv = q.shape[0], q.shape[1], v.shape[1]
-            Ho = max(Hq, Hv)
-            N = 1 if cu_seqlens is None else cu_seqlens.shape[0] - 1
-            o = q.new_empty((T, Ho, 128), dtype=torch.bfloat16)
-            shape = (N, Ho, 128, 128) if output_final_state else (0,)
-            return o, q.new_empty(shape, dtype=torch.float32)
-
-        _op = op
-        return _op
+    return op
 
 
 def _run(q, k, v, alpha, beta, scale, initial_state, output_final_state, cu_seqlens,
@@ -289,7 +282,9 @@ def query_route(q, k, v, alpha=None, beta=None, scale=None, initial_state=None,
 
 
 
-def register_op():
-    """Registers torch.ops.gdngen.chunk_gated_delta_rule now (it is
-    otherwise registered on the first call under torch.compile)."""
-    return _custom_op()
+
+try:  # the op exists whenever torch does; the binding needs torch anyway
+    import torch as _torch  # noqa: F401
+    _OP = _make_op()
+except ImportError:
+    _OP = None
