@@ -190,78 +190,93 @@ static int probe_texts(Prelude *p, const ProbeSpec *s, const ProbeLayout *l, Tex
   return 0;
 }
 
+/* The texts a probe's slots take, besides the emitted code. */
+typedef struct ProbeNames {
+  char num[11][32], adesc[96], bdesc[96], frag[16], frag2[16], title[160], tailfn[80];
+} ProbeNames;
+
+static void probe_names(const ProbeSpec *s, const ProbeLayout *l, ProbeNames *n) {
+  snprintf(n->frag, sizeof n->frag, "acc%d", s->n);
+  snprintf(n->frag2, sizeof n->frag2, "acc%d", s->n2);
+  tile_desc(n->adesc, sizeof n->adesc, &l->a);
+  if (s->a_src == SRC_REG)
+    snprintf(n->adesc, sizeof n->adesc, "64x%d in registers", s->k);
+  tile_desc(n->bdesc, sizeof n->bdesc, &l->b);
+  snprintf(n->title, sizeof n->title, "%s: 64 x %d x %d", s->name, s->n, s->k);
+  snprintf(n->tailfn, sizeof n->tailfn, "tail_%s", s->name);
+  const unsigned v[11] = {(unsigned)s->n, (unsigned)s->n / 2, l->a_off, l->b_off, l->bar_off,
+                          l->tx_bytes, l->c_off, (unsigned)s->n2, (unsigned)s->n2 / 2,
+                          (unsigned)s->n / 16 * 4, (unsigned)tile_row_elems(&l->b) * 2};
+  for (int i = 0; i < 11; i++)
+    snprintf(n->num[i], sizeof n->num[i], "%u", v[i]);
+}
+
+/* The slots of the probe's template; returns how many. */
+static int probe_slots(const ProbeSpec *s, const ProbeNames *n, const Texts *t, Slot *slots) {
+  const Slot common[] = {
+      {"TITLE", n->title}, {"NAME", s->name}, {"N", n->num[0]}, {"REGS", n->num[1]},
+      {"A_OFF", n->num[2]}, {"B_OFF", n->num[3]}, {"BAR_OFF", n->num[4]},
+      {"TX_BYTES", n->num[5]}, {"LOADS", t->loads.buf ? t->loads.buf : ""},
+      {"PRODUCT", t->product.buf}, {"FRAG", n->frag},
+  };
+  int k = (int)COUNT_OF(common);
+  memcpy(slots, common, sizeof common);
+  if (s->kind == PROBE_GEMM) {
+    slots[k++] = (Slot){"A_DESC", n->adesc};
+    slots[k++] = (Slot){"B_DESC", n->bdesc};
+    slots[k++] = (Slot){"A_FRAGS", t->a_frags.buf ? t->a_frags.buf : ""};
+  } else if (s->kind == PROBE_CHAIN) {
+    slots[k++] = (Slot){"C_OFF", n->num[6]};
+    slots[k++] = (Slot){"N2", n->num[7]};
+    slots[k++] = (Slot){"REGS2", n->num[8]};
+    slots[k++] = (Slot){"A2_REGS", n->num[9]};
+    slots[k++] = (Slot){"TO_A", t->to_a.buf};
+    slots[k++] = (Slot){"PRODUCT2", t->product2.buf};
+    slots[k++] = (Slot){"FRAG2", n->frag2};
+  } else {
+    slots[k++] = (Slot){"TAIL_FN", n->tailfn};
+    slots[k++] = (Slot){"B_ROW_BYTES", n->num[10]};
+  }
+  return k;
+}
+
+/* Prefixes a failure with the probe's name, once. */
+static void name_failure(Diag *d, const char *name) {
+  if (strncmp(d->msg, name, strlen(name)) == 0)
+    return;
+  char m[sizeof d->msg + 64 + 2];
+  snprintf(m, sizeof m, "%s: %s", name, d->msg);
+  m[sizeof d->msg - 1] = '\0';
+  memcpy(d->msg, m, sizeof d->msg);
+}
+
 static int probe_kernel(Prelude *p, const char *tmpl_dir, const ProbeSpec *s, Out *o, Diag *d) {
   static const char *tmpl_name[] = {"probe_gemm.cu.in", "probe_chain.cu.in", "probe_tail.cu.in"};
   ProbeLayout l;
   probe_layout(s, &l);
+  ProbeNames n;
+  probe_names(s, &l, &n);
   Texts t;
   Out tmpl;
   out_init(&tmpl);
   int rc = probe_texts(p, s, &l, &t, d);
+  FragMap acc = frag_acc(s->n), acc2 = frag_acc(s->n2 ? s->n2 : 16);
+  emit_frag_fn(p, n.frag, &acc);
+  if (s->kind == PROBE_CHAIN)
+    emit_frag_fn(p, n.frag2, &acc2);
   if (rc == 0)
     rc = template_load(tmpl_dir, tmpl_name[s->kind], &tmpl, d);
-  char num[12][32], adesc[96], bdesc[96], frag[16], frag2[16], title[160], tailfn[80];
-  FragMap acc = frag_acc(s->n), acc2 = frag_acc(s->n2 ? s->n2 : 16);
-  snprintf(frag, sizeof frag, "acc%d", s->n);
-  snprintf(frag2, sizeof frag2, "acc%d", s->n2);
-  emit_frag_fn(p, frag, &acc);
-  if (s->kind == PROBE_CHAIN)
-    emit_frag_fn(p, frag2, &acc2);
-  tile_desc(adesc, sizeof adesc, &l.a);
-  if (s->a_src == SRC_REG)
-    snprintf(adesc, sizeof adesc, "64x%d in registers", s->k);
-  tile_desc(bdesc, sizeof bdesc, &l.b);
-  snprintf(title, sizeof title, "%s: 64 x %d x %d", s->name, s->n, s->k);
-  snprintf(tailfn, sizeof tailfn, "tail_%s", s->name);
   if (rc == 0 && s->kind == PROBE_TAIL) {
     TailPlan tp;
     rc = tail_plan(&l.b, 128, &tp, d);
     if (rc == 0)
-      emit_tail_copy_fn(p, tailfn, &tp);
+      emit_tail_copy_fn(p, n.tailfn, &tp);
   }
-  snprintf(num[0], 32, "%d", s->n);
-  snprintf(num[1], 32, "%d", s->n / 2);
-  snprintf(num[2], 32, "%u", l.a_off);
-  snprintf(num[3], 32, "%u", l.b_off);
-  snprintf(num[4], 32, "%u", l.bar_off);
-  snprintf(num[5], 32, "%u", l.tx_bytes);
-  snprintf(num[6], 32, "%u", l.c_off);
-  snprintf(num[7], 32, "%d", s->n2);
-  snprintf(num[8], 32, "%d", s->n2 / 2);
-  snprintf(num[9], 32, "%d", s->n / 16 * 4);
-  snprintf(num[10], 32, "%d", tile_row_elems(&l.b) * 2);
-  const Slot common[] = {
-      {"TITLE", title}, {"NAME", s->name}, {"N", num[0]}, {"REGS", num[1]},
-      {"A_OFF", num[2]}, {"B_OFF", num[3]}, {"BAR_OFF", num[4]}, {"TX_BYTES", num[5]},
-      {"LOADS", t.loads.buf ? t.loads.buf : ""}, {"PRODUCT", t.product.buf}, {"FRAG", frag},
-  };
   Slot slots[24];
-  int n = (int)COUNT_OF(common);
-  memcpy(slots, common, sizeof common);
-  if (s->kind == PROBE_GEMM) {
-    slots[n++] = (Slot){"A_DESC", adesc};
-    slots[n++] = (Slot){"B_DESC", bdesc};
-    slots[n++] = (Slot){"A_FRAGS", t.a_frags.buf ? t.a_frags.buf : ""};
-  } else if (s->kind == PROBE_CHAIN) {
-    slots[n++] = (Slot){"C_OFF", num[6]};
-    slots[n++] = (Slot){"N2", num[7]};
-    slots[n++] = (Slot){"REGS2", num[8]};
-    slots[n++] = (Slot){"A2_REGS", num[9]};
-    slots[n++] = (Slot){"TO_A", t.to_a.buf};
-    slots[n++] = (Slot){"PRODUCT2", t.product2.buf};
-    slots[n++] = (Slot){"FRAG2", frag2};
-  } else {
-    slots[n++] = (Slot){"TAIL_FN", tailfn};
-    slots[n++] = (Slot){"B_ROW_BYTES", num[10]};
-  }
   if (rc == 0)
-    rc = template_fill(tmpl.buf, slots, n, o, d);
-  if (rc != 0 && strncmp(d->msg, s->name, strlen(s->name)) != 0) {
-    char m[sizeof d->msg + sizeof s->name + 2];
-    snprintf(m, sizeof m, "%s: %s", s->name, d->msg);
-    m[sizeof d->msg - 1] = '\0';
-    memcpy(d->msg, m, sizeof d->msg);
-  }
+    rc = template_fill(tmpl.buf, slots, probe_slots(s, &n, &t, slots), o, d);
+  if (rc != 0)
+    name_failure(d, s->name);
   texts_free(&t);
   out_free(&tmpl);
   return rc;
