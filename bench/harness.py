@@ -443,8 +443,9 @@ def import_fla():
     if ver is None:
         ver = 'fla ' + str(getattr(sys.modules.get('fla'), '__version__', 'unknown'))
     info['version'] = ver
-    info['module_file'] = getattr(sys.modules.get('fla'), '__file__', None) or str(
-        getattr(sys.modules.get('fla'), '__path__', ''))
+    # Where the package came from, without the machine's folders.
+    mod = getattr(sys.modules.get('fla'), '__file__', None) or ''
+    info['module_file'] = os.path.join(*mod.split(os.sep)[-2:]) if mod else None
     try:
         params = inspect.signature(inspect.unwrap(chunk)).parameters
         info['has_state_v_first'] = 'state_v_first' in params
@@ -1077,8 +1078,8 @@ def host_meta(args, impls, rows):
     now = datetime.datetime.now(datetime.timezone.utc)
     return {
         'date': now.strftime('%Y-%m-%d'), 'started_utc': now.isoformat(timespec='seconds'),
-        'tag': args.tag, 'host': platform.node(), 'python': platform.python_version(),
-        'argv': sys.argv, 'cases_file': str(args.cases), 'rows': [r['name'] for r in rows], 'impls': impls,
+        'tag': args.tag, 'python': platform.python_version(),
+        'argv': [os.path.basename(a) if os.path.isabs(a) else a for a in sys.argv], 'cases_file': str(args.cases), 'rows': [r['name'] for r in rows], 'impls': impls,
         'args': {k: getattr(args, k) for k in ('reps', 'reps_close', 'warmup', 'iters', 'seed', 'quick',
                                                'single_cu', 'budget_s', 'no_accuracy')},
         'smi_start': nvidia_smi(SMI_STATIC), 'git': git_info(),
