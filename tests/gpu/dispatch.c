@@ -23,30 +23,19 @@ typedef struct Prob {
   size_t ws_bytes;
 } Prob;
 
-static CUdeviceptr dalloc(size_t bytes) {
-  CUdeviceptr d;
-  CU(cuMemAlloc(&d, bytes));
-  return d;
-}
-
-static void upload(CUdeviceptr d, const void *p, size_t bytes) {
-  if (d && p)
-    CU(cuMemcpyHtoD(d, p, bytes));
-}
-
 /* Draws fresh inputs of the same shapes into the problem's buffers. */
 static void redraw(Prob *pr, ref_rng *rng, const int32_t *lens, int n, int H, int Hv) {
   ref_problem_owned *po = ref_problem_random(rng, lens, n, H, H, Hv, 0);
   const ref_problem *p = &po->p;
   int Ho = H > Hv ? H : Hv;
   size_t T = (size_t)p->T;
-  upload(pr->a.q, p->q, T * H * 256);
-  upload(pr->a.k, p->k, T * H * 256);
-  upload(pr->a.v, p->v, T * Hv * 256);
-  upload(pr->a.alpha, p->alpha, T * Ho * 4);
-  upload(pr->a.beta, p->beta, T * Ho * 4);
-  upload(pr->a.cu_seqlens, p->cu_seqlens, (size_t)(n + 1) * 4);
-  upload(pr->a.initial_state, p->initial_state, pr->ns * 4);
+  gpu_copy_in(pr->a.q, p->q, T * H * 256);
+  gpu_copy_in(pr->a.k, p->k, T * H * 256);
+  gpu_copy_in(pr->a.v, p->v, T * Hv * 256);
+  gpu_copy_in(pr->a.alpha, p->alpha, T * Ho * 4);
+  gpu_copy_in(pr->a.beta, p->beta, T * Ho * 4);
+  gpu_copy_in(pr->a.cu_seqlens, p->cu_seqlens, (size_t)(n + 1) * 4);
+  gpu_copy_in(pr->a.initial_state, p->initial_state, pr->ns * 4);
   ref_problem_free(po);
 }
 
@@ -61,17 +50,17 @@ static void prob_make(Prob *pr, gdn_handle *h, const int32_t *lens, int n, int H
   gdn_prefill_args *a = &pr->a;
   *a = gdn_prefill_args_default();
   a->T = T, a->N = n, a->Hq = H, a->Hk = H, a->Hv = Hv, a->scale = 0.73f;
-  a->q = dalloc((size_t)T * H * 256), a->k = dalloc((size_t)T * H * 256);
-  a->v = dalloc((size_t)T * Hv * 256);
-  a->alpha = dalloc((size_t)T * Ho * 4), a->beta = dalloc((size_t)T * Ho * 4);
-  a->cu_seqlens = dalloc((size_t)(n + 1) * 4);
-  a->initial_state = dalloc(pr->ns * 4), a->final_state = dalloc(pr->ns * 4);
-  a->o = dalloc(pr->no * 2);
+  a->q = gpu_alloc((size_t)T * H * 256), a->k = gpu_alloc((size_t)T * H * 256);
+  a->v = gpu_alloc((size_t)T * Hv * 256);
+  a->alpha = gpu_alloc((size_t)T * Ho * 4), a->beta = gpu_alloc((size_t)T * Ho * 4);
+  a->cu_seqlens = gpu_alloc((size_t)(n + 1) * 4);
+  a->initial_state = gpu_alloc(pr->ns * 4), a->final_state = gpu_alloc(pr->ns * 4);
+  a->o = gpu_alloc(pr->no * 2);
   if (gdn_workspace_size(h, a, &pr->ws_bytes) != GDN_OK) {
     fprintf(stderr, "workspace: %s\n", gdn_last_error(h));
     exit(2);
   }
-  pr->ws = dalloc(pr->ws_bytes);
+  pr->ws = gpu_alloc(pr->ws_bytes);
 }
 
 static void prob_free(Prob *pr) {

@@ -87,15 +87,6 @@ static void guarded_free(Guarded *g) {
   free(g->host);
 }
 
-static CUdeviceptr upload(const void *src, size_t bytes) {
-  if (!src)
-    return 0;
-  CUdeviceptr d;
-  CU(cuMemAlloc(&d, bytes));
-  CU(cuMemcpyHtoD(d, src, bytes));
-  return d;
-}
-
 /* Both references, the ideal one on a second thread. */
 typedef struct Refs {
   const ref_problem *p;
@@ -151,13 +142,13 @@ typedef struct Dev {
 
 static void dev_upload(Dev *d, const ref_problem *p, int Ho, int want_final) {
   size_t T = (size_t)p->T, sz = (size_t)p->N * Ho * 128 * 128;
-  d->q = upload(p->q, T * p->Hq * 128 * 2);
-  d->k = upload(p->k, T * p->Hk * 128 * 2);
-  d->v = upload(p->v, T * p->Hv * 128 * 2);
-  d->alpha = upload(p->alpha, T * Ho * 4);
-  d->beta = upload(p->beta, T * Ho * 4);
-  d->cu = upload(p->cu_seqlens, (size_t)(p->N + 1) * 4);
-  d->h0 = upload(p->initial_state, sz * 4);
+  d->q = gpu_upload(p->q, T * p->Hq * 128 * 2);
+  d->k = gpu_upload(p->k, T * p->Hk * 128 * 2);
+  d->v = gpu_upload(p->v, T * p->Hv * 128 * 2);
+  d->alpha = gpu_upload(p->alpha, T * Ho * 4);
+  d->beta = gpu_upload(p->beta, T * Ho * 4);
+  d->cu = gpu_upload(p->cu_seqlens, (size_t)(p->N + 1) * 4);
+  d->h0 = gpu_upload(p->initial_state, sz * 4);
   guarded_alloc(&d->o, T * Ho * 128, 2);
   memset(&d->ht, 0, sizeof d->ht);
   if (want_final)

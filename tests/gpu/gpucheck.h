@@ -41,6 +41,29 @@ static inline int gpu_summary(const gpu_tally *t, const char *suite) {
   return t->failed ? 1 : 0;
 }
 
+/* Device buffers for the tests: allocate, copy into one, or both. */
+static inline CUdeviceptr gpu_alloc(size_t bytes) {
+  CUdeviceptr d;
+  CU(cuMemAlloc(&d, bytes));
+  return d;
+}
+
+/* Copies into an existing buffer; nothing when either side is absent. */
+static inline void gpu_copy_in(CUdeviceptr d, const void *src, size_t bytes) {
+  if (d && src && bytes)
+    CU(cuMemcpyHtoD(d, src, bytes));
+}
+
+/* A new buffer holding `src`, or 0 when there is no source (an absent
+ * optional input). */
+static inline CUdeviceptr gpu_upload(const void *src, size_t bytes) {
+  if (!src)
+    return 0;
+  CUdeviceptr d = gpu_alloc(bytes);
+  gpu_copy_in(d, src, bytes);
+  return d;
+}
+
 static inline CUcontext gpu_init(int device) {
   CUdevice dev;
   CUcontext ctx;

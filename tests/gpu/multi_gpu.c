@@ -43,13 +43,6 @@ static void unslice(void *dst, const void *src, size_t rows, int heads, int h0, 
            (const char *)src + (r * n) * inner * esize, n * inner * esize);
 }
 
-static CUdeviceptr up(const void *p, size_t bytes) {
-  CUdeviceptr d;
-  CU(cuMemAlloc(&d, bytes));
-  CU(cuMemcpyHtoD(d, p, bytes));
-  return d;
-}
-
 /* Runs one shard's call on its GPU; outputs land in s->o and s->ht. */
 static void *run_shard(void *arg) {
   Shard *s = arg;
@@ -63,10 +56,11 @@ static void *run_shard(void *arg) {
   for (int i = 0; i < NSEQ; i++)
     cu[i + 1] = cu[i] + LENS[i];
   gdn_prefill_args a = gdn_prefill_args_default();
-  a.q = up(s->q, (size_t)T * s->Hq * 256), a.k = up(s->k, (size_t)T * s->Hq * 256);
-  a.v = up(s->v, (size_t)T * s->Hv * 256);
-  a.alpha = up(s->alpha, (size_t)T * Ho * 4), a.beta = up(s->beta, (size_t)T * Ho * 4);
-  a.cu_seqlens = up(cu, sizeof cu), a.initial_state = up(s->h0, ns * 4);
+  a.q = gpu_upload(s->q, (size_t)T * s->Hq * 256);
+  a.k = gpu_upload(s->k, (size_t)T * s->Hq * 256);
+  a.v = gpu_upload(s->v, (size_t)T * s->Hv * 256);
+  a.alpha = gpu_upload(s->alpha, (size_t)T * Ho * 4), a.beta = gpu_upload(s->beta, (size_t)T * Ho * 4);
+  a.cu_seqlens = gpu_upload(cu, sizeof cu), a.initial_state = gpu_upload(s->h0, ns * 4);
   CU(cuMemAlloc((CUdeviceptr *)&a.o, (size_t)T * Ho * 256));
   CU(cuMemAlloc((CUdeviceptr *)&a.final_state, ns * 4));
   a.T = T, a.N = NSEQ, a.Hq = s->Hq, a.Hk = s->Hq, a.Hv = s->Hv, a.scale = 0.73f;

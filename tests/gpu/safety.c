@@ -29,17 +29,6 @@
 #define STAGED_BOUND 1e-3    /* rel-RMS against the staged reference     */
 
 /* ------------------------------------------------------------ helpers */
-static CUdeviceptr dalloc(size_t bytes) {
-  CUdeviceptr d;
-  CU(cuMemAlloc(&d, bytes));
-  return d;
-}
-
-static void upload(CUdeviceptr d, const void *src, size_t bytes) {
-  if (d && src && bytes)
-    CU(cuMemcpyHtoD(d, src, bytes));
-}
-
 static void *xmalloc(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
   if (!p) {
@@ -76,7 +65,7 @@ typedef struct Guarded {
 static void guarded_alloc(Guarded *g, size_t n, size_t esize) {
   g->n = n;
   g->esize = esize;
-  g->base = dalloc((n + 2 * GUARD) * esize);
+  g->base = gpu_alloc((n + 2 * GUARD) * esize);
   g->dev = g->base + GUARD * esize;
   CU(cuMemsetD8(g->base, GUARD_BYTE, (n + 2 * GUARD) * esize));
 }
@@ -183,12 +172,12 @@ static void inputs_splice(const Batch *b, Inputs *in, const ref_problem_owned *a
 
 static void inputs_upload(const Batch *b, const Inputs *in) {
   size_t T = (size_t)b->T;
-  upload(b->q, in->q, T * b->Hq * REF_D * 2);
-  upload(b->k, in->k, T * b->Hk * REF_D * 2);
-  upload(b->v, in->v, T * b->Hv * REF_D * 2);
-  upload(b->alpha, in->alpha, T * b->Ho * 4);
-  upload(b->beta, in->beta, T * b->Ho * 4);
-  upload(b->h0, in->h0, b->ns * 4);
+  gpu_copy_in(b->q, in->q, T * b->Hq * REF_D * 2);
+  gpu_copy_in(b->k, in->k, T * b->Hk * REF_D * 2);
+  gpu_copy_in(b->v, in->v, T * b->Hv * REF_D * 2);
+  gpu_copy_in(b->alpha, in->alpha, T * b->Ho * 4);
+  gpu_copy_in(b->beta, in->beta, T * b->Ho * 4);
+  gpu_copy_in(b->h0, in->h0, b->ns * 4);
 }
 
 static void batch_make(Batch *b, gdn_handle *h, const ref_problem_owned *p, int Hq, int Hk,
@@ -200,11 +189,11 @@ static void batch_make(Batch *b, gdn_handle *h, const ref_problem_owned *p, int 
   b->no = (size_t)b->T * b->Ho * REF_D;
   b->ns = (size_t)ISO_N * b->Ho * STATE;
   size_t T = (size_t)b->T;
-  b->q = dalloc(T * Hq * REF_D * 2), b->k = dalloc(T * Hk * REF_D * 2);
-  b->v = dalloc(T * Hv * REF_D * 2);
-  b->alpha = dalloc(T * b->Ho * 4), b->beta = dalloc(T * b->Ho * 4);
-  b->cu_dev = dalloc((ISO_N + 1) * 4), b->h0 = dalloc(b->ns * 4);
-  upload(b->cu_dev, b->cu, (ISO_N + 1) * 4);
+  b->q = gpu_alloc(T * Hq * REF_D * 2), b->k = gpu_alloc(T * Hk * REF_D * 2);
+  b->v = gpu_alloc(T * Hv * REF_D * 2);
+  b->alpha = gpu_alloc(T * b->Ho * 4), b->beta = gpu_alloc(T * b->Ho * 4);
+  b->cu_dev = gpu_alloc((ISO_N + 1) * 4), b->h0 = gpu_alloc(b->ns * 4);
+  gpu_copy_in(b->cu_dev, b->cu, (ISO_N + 1) * 4);
   guarded_alloc(&b->o, b->no, 2);
   guarded_alloc(&b->ht, b->ns, 4);
   gdn_prefill_args *a = &b->a;
@@ -217,7 +206,7 @@ static void batch_make(Batch *b, gdn_handle *h, const ref_problem_owned *p, int 
     fprintf(stderr, "isolation: workspace: %s\n", gdn_last_error(h));
     exit(2);
   }
-  b->ws = dalloc(b->ws_bytes);
+  b->ws = gpu_alloc(b->ws_bytes);
 }
 
 static void batch_free(Batch *b) {
@@ -400,16 +389,16 @@ static void pool_make(Pool *p, gdn_handle *h, ref_rng *rng) {
     exit(2);
   }
   size_t T = S_T_MAX, H = S_H_MAX;
-  p->q = dalloc(T * H * REF_D * 2), p->k = dalloc(T * H * REF_D * 2);
-  p->v = dalloc(T * H * REF_D * 2);
-  p->alpha = dalloc(T * H * 4), p->beta = dalloc(T * H * 4), p->h0 = dalloc(ST_MAX * 4);
-  p->cu = dalloc((S_N_MAX + 1) * 4);
-  upload(p->q, p->host->q, T * H * REF_D * 2);
-  upload(p->k, p->host->k, T * H * REF_D * 2);
-  upload(p->v, p->host->v, T * H * REF_D * 2);
-  upload(p->alpha, p->host->alpha, T * H * 4);
-  upload(p->beta, p->host->beta, T * H * 4);
-  upload(p->h0, p->host->initial_state, ST_MAX * 4);
+  p->q = gpu_alloc(T * H * REF_D * 2), p->k = gpu_alloc(T * H * REF_D * 2);
+  p->v = gpu_alloc(T * H * REF_D * 2);
+  p->alpha = gpu_alloc(T * H * 4), p->beta = gpu_alloc(T * H * 4), p->h0 = gpu_alloc(ST_MAX * 4);
+  p->cu = gpu_alloc((S_N_MAX + 1) * 4);
+  gpu_copy_in(p->q, p->host->q, T * H * REF_D * 2);
+  gpu_copy_in(p->k, p->host->k, T * H * REF_D * 2);
+  gpu_copy_in(p->v, p->host->v, T * H * REF_D * 2);
+  gpu_copy_in(p->alpha, p->host->alpha, T * H * 4);
+  gpu_copy_in(p->beta, p->host->beta, T * H * 4);
+  gpu_copy_in(p->h0, p->host->initial_state, ST_MAX * 4);
   guarded_alloc(&p->o, O_MAX, 2);
   guarded_alloc(&p->ht, ST_MAX, 4);
   /* The caller workspace: the size of the largest call. */
@@ -420,7 +409,7 @@ static void pool_make(Pool *p, gdn_handle *h, ref_rng *rng) {
     fprintf(stderr, "stress: workspace: %s\n", gdn_last_error(h));
     exit(2);
   }
-  p->ws = dalloc(p->ws_bytes);
+  p->ws = gpu_alloc(p->ws_bytes);
   p->scratch = xmalloc((size_t)SMALL_N_MAX * SMALL_H_MAX * STATE * 4);
 }
 
@@ -630,7 +619,7 @@ static void valid_call(Stress *s, int after_refusal, int check) {
     draw_call(s->rng, s->p, &c, 1, s->tmax, S_N_MAX, S_H_MAX, 0);
   gdn_prefill_args *a = &c.a;
   size_t no = (size_t)a->T * c.Ho * REF_D, ns = (size_t)a->N * c.Ho * STATE;
-  upload(s->p->cu, c.cu, (size_t)(a->N + 1) * 4);
+  gpu_copy_in(s->p->cu, c.cu, (size_t)(a->N + 1) * 4);
   guarded_prepare(&s->p->o, no, check);
   guarded_prepare(&s->p->ht, ns, check);
   gdn_status st = issue(s, &c);
@@ -748,7 +737,7 @@ static void refused_call(Stress *s, int k) {
   Call c;
   draw_call(s->rng, s->p, &c, 2, SMALL_T_MAX, SMALL_N_MAX, SMALL_H_MAX, 1);
   size_t no = (size_t)c.a.T * c.Ho * REF_D, ns = (size_t)c.a.N * c.Ho * STATE;
-  upload(s->p->cu, c.cu, (size_t)(c.a.N + 1) * 4);
+  gpu_copy_in(s->p->cu, c.cu, (size_t)(c.a.N + 1) * 4);
   guarded_prepare(&s->p->o, no, 1);
   guarded_prepare(&s->p->ht, ns, 1);
   char before[200], marker[GDN_MSG_ROOM];
