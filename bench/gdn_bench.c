@@ -54,17 +54,17 @@ static CUdeviceptr up(const void *p, size_t bytes) {
   return d;
 }
 
-static float time_calls(gdn_handle *h, const gdn_prefill_args *a, CUdeviceptr ws, size_t wsb,
-                        CUstream st, int iters) {
+/* Mean ms per iteration of `body` (calls or graph replays), timed with
+ * CUDA events around all iterations on the stream. */
+typedef void (*Body)(void *ctx, CUstream st);
+
+static float timed(Body body, void *ctx, CUstream st, int iters) {
   CUevent e0, e1;
   CK(cuEventCreate(&e0, 0));
   CK(cuEventCreate(&e1, 0));
   CK(cuEventRecord(e0, st));
   for (int i = 0; i < iters; i++)
-    if (gdn_prefill(h, a, ws, wsb, st) != GDN_OK) {
-      fprintf(stderr, "gdn_prefill: %s\n", gdn_last_error(h));
-      exit(1);
-    }
+    body(ctx, st);
   CK(cuEventRecord(e1, st));
   CK(cuEventSynchronize(e1));
   float ms;
@@ -74,33 +74,43 @@ static float time_calls(gdn_handle *h, const gdn_prefill_args *a, CUdeviceptr ws
   return ms / (float)iters;
 }
 
-static float time_graph(gdn_handle *h, const gdn_prefill_args *a, CUdeviceptr ws, size_t wsb,
-                        CUstream st, int iters) {
-  CUgraph g;
+typedef struct Call {
+  gdn_handle *h;
+  const gdn_prefill_args *a;
+  CUdeviceptr ws;
+  size_t wsb;
   CUgraphExec ge;
-  CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  gdn_status s = gdn_prefill(h, a, ws, wsb, st);
-  CK(cuStreamEndCapture(st, &g));
-  if (s != GDN_OK) {
-    fprintf(stderr, "capture: %s\n", gdn_last_error(h));
+} Call;
+
+static void one_call(void *ctx, CUstream st) {
+  Call *c = ctx;
+  if (gdn_prefill(c->h, c->a, c->ws, c->wsb, st) != GDN_OK) {
+    fprintf(stderr, "gdn_prefill: %s\n", gdn_last_error(c->h));
     exit(1);
   }
-  CK(cuGraphInstantiate(&ge, g, 0));
+}
+
+static void one_replay(void *ctx, CUstream st) { CK(cuGraphLaunch(((Call *)ctx)->ge, st)); }
+
+static float time_calls(Call *c, CUstream st, int iters) { return timed(one_call, c, st, iters); }
+
+/* One call captured in a CUDA graph; its replays timed after 10 warm-ups. */
+static float time_graph(Call *c, CUstream st, int iters) {
+  CUgraph g;
+  CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  gdn_status s = gdn_prefill(c->h, c->a, c->ws, c->wsb, st);
+  CK(cuStreamEndCapture(st, &g));
+  if (s != GDN_OK) {
+    fprintf(stderr, "capture: %s\n", gdn_last_error(c->h));
+    exit(1);
+  }
+  CK(cuGraphInstantiate(&c->ge, g, 0));
   for (int i = 0; i < 10; i++)
-    CK(cuGraphLaunch(ge, st));
-  CUevent e0, e1;
-  CK(cuEventCreate(&e0, 0));
-  CK(cuEventCreate(&e1, 0));
-  CK(cuEventRecord(e0, st));
-  for (int i = 0; i < iters; i++)
-    CK(cuGraphLaunch(ge, st));
-  CK(cuEventRecord(e1, st));
-  CK(cuEventSynchronize(e1));
-  float ms;
-  CK(cuEventElapsedTime(&ms, e0, e1));
-  cuGraphExecDestroy(ge);
+    one_replay(c, st);
+  float ms = timed(one_replay, c, st, iters);
+  cuGraphExecDestroy(c->ge);
   cuGraphDestroy(g);
-  return ms / (float)iters;
+  return ms;
 }
 
 static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st) {
@@ -123,10 +133,11 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st) {
   gdn_workspace_size(h, &a, &wsb);
   CUdeviceptr ws;
   CK(cuMemAlloc(&ws, wsb));
-  float first = time_calls(h, &a, ws, wsb, st, 1);
-  time_calls(h, &a, ws, wsb, st, 20);
-  float callable = time_calls(h, &a, ws, wsb, st, iters);
-  float device = time_graph(h, &a, ws, wsb, st, iters);
+  Call c = {h, &a, ws, wsb, NULL};
+  float first = time_calls(&c, st, 1);
+  time_calls(&c, st, 20);
+  float callable = time_calls(&c, st, iters);
+  float device = time_graph(&c, st, iters);
   printf("| %-36s | %8.4f | %8.4f | %8.4f |\n", r->name, callable, device, first);
   CUdeviceptr all[] = {a.q, a.k, a.v, a.alpha, a.beta, a.cu_seqlens, a.initial_state, a.o,
                        a.final_state, ws};
