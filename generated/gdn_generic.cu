@@ -66,6 +66,14 @@ static __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+static __device__ __forceinline__ void griddep_launch() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+static __device__ __forceinline__ void griddep_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 static __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
 }
@@ -232,23 +240,37 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
                :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
-// Byte offset of element (mn, k) in a 64 x 64 bf16 K-major tile, 128B swizzle.
-static __device__ __forceinline__ u32 tail_v128_off(u32 mn, u32 k) {
+// Byte offset of element (mn, k) in a 64 x 128 bf16 K-major tile, 128B swizzle.
+static __device__ __forceinline__ u32 zero_rows_qk32_off(u32 mn, u32 k) {
   u32 row = mn, e = k;
   u32 a = (e / 64u) * 8192u + row * 128u + (e % 64u) * 2u;
   return a ^ ((a & 0x380u) >> 3);
 }
 
-// Masked copy of 64 storage rows x 64 elements: rows >= valid are written
-// as zeros and never read (tail.c). `src` is storage row 0.
-static __device__ __forceinline__ void tail_v128(u32 dst, const char *src, i64 row_bytes, int valid, int tid) {
-#pragma unroll
-  for (int it = 0; it < 4; ++it) {
-    int v = it * 128 + tid;
+// Zeroes storage rows >= valid of a 64 x 128 tile (tail.c).
+static __device__ __forceinline__ void zero_rows_qk32(u32 dst, int valid, int tid) {
+#pragma unroll 4
+  for (int it = 0; it < 32; ++it) {
+    int v = it * 32 + tid;
+    int row = v / 16, e = (v % 16) * 8;
+    if (row >= valid) st_shared_v4(dst + zero_rows_qk32_off(row, e), 0u, 0u, 0u, 0u);
+  }
+}
+
+// Byte offset of element (mn, k) in a 64 x 64 bf16 K-major tile, 128B swizzle.
+static __device__ __forceinline__ u32 zero_rows_v32_off(u32 mn, u32 k) {
+  u32 row = mn, e = k;
+  u32 a = (e / 64u) * 8192u + row * 128u + (e % 64u) * 2u;
+  return a ^ ((a & 0x380u) >> 3);
+}
+
+// Zeroes storage rows >= valid of a 64 x 64 tile (tail.c).
+static __device__ __forceinline__ void zero_rows_v32(u32 dst, int valid, int tid) {
+#pragma unroll 4
+  for (int it = 0; it < 16; ++it) {
+    int v = it * 32 + tid;
     int row = v / 8, e = (v % 8) * 8;
-    u32 x = 0, y = 0, z = 0, w = 0;
-    if (row < valid) ld_global_v4(src + row * row_bytes + e * 2, x, y, z, w);
-    st_shared_v4(dst + tail_v128_off(row, e), x, y, z, w);
+    if (row >= valid) st_shared_v4(dst + zero_rows_v32_off(row, e), 0u, 0u, 0u, 0u);
   }
 }
 
@@ -300,6 +322,18 @@ static __device__ __forceinline__ void ldmatrix_x4_trans(u32 src, u32 &a, u32 &b
 static __device__ __forceinline__ void stmatrix_x4_trans(u32 dst, u32 a, u32 b, u32 c, u32 d) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
                :: "r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+static __device__ __forceinline__ void setmaxnreg_inc_232() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+}
+
+static __device__ __forceinline__ void setmaxnreg_inc_216() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 216;");
+}
+
+static __device__ __forceinline__ void setmaxnreg_dec_56() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
 }
 
 // Boundary i of the packed batch; without cu_seqlens there is one sequence.
@@ -481,6 +515,7 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
             const int *cu_seqlens, u16 *ws_p, u16 *ws_w, float *ws_g,
             int T, int N, int Hq, int Hk, int Ho) {
   extern __shared__ unsigned char smem_raw[];
+  griddep_launch(); // gdn_scan may start its prologue; it waits for this grid before reading it
   const int tid = threadIdx.x, wt = tid;
   const int slot = blockIdx.x, h = blockIdx.y;
   int lo = 0, hi = N - 1; // the last sequence whose first slot is <= slot
@@ -608,38 +643,77 @@ struct ScanArgs {
   unsigned char *gbase;
 };
 
+// The sequence this CTA scans. blockIdx.z is a rank: in a batch of up to
+// 128 sequences, rank z is the z-th longest (ties by index), so the
+// longest chains start first and the short ones fill in behind them; larger
+// batches keep their order. Every CTA computes the same permutation from
+// cu_seqlens on the device (the host never reads it).
+static __device__ __forceinline__ int scan_order(const int *cu_seqlens, int *s_cu, int T, int tid) {
+  const int N = (int)gridDim.z, z = (int)blockIdx.z;
+  if (N == 1 || N > 128)
+    return z;
+  for (int i = tid; i <= N; i += (int)blockDim.x)
+    s_cu[i] = seq_bound(cu_seqlens, i, T);
+  __syncthreads();
+  if (tid < N) {
+    const int len = s_cu[tid + 1] - s_cu[tid];
+    int rank = 0;
+    for (int j = 0; j < N; ++j) {
+      const int lj = s_cu[j + 1] - s_cu[j];
+      rank += lj > len || (lj == len && j < tid);
+    }
+    if (rank == z)
+      s_cu[128 + 1] = tid;
+  }
+  __syncthreads();
+  return s_cu[128 + 1];
+}
+
 // Shared memory: rings of stages, the hand-off slots, barriers.
 #define KVW(a, s) ((a).base + 0u + (u32)(s) * 33792u)
-#define QP(a, s) ((a).base + 67584u + (u32)(s) * 25600u)
-#define HAND(a, j) ((a).base + 144384u + (u32)(j) * 24576u)
+#define QP(a, s) ((a).base + 101376u + (u32)(s) * 25600u)
+#define HAND(a, j) ((a).base + 178176u + (u32)(j) * 24576u)
 #define KVW_FULL(a, s) ((a).bar + 8u * (u32)(s))
-#define HAND_FULL(a, s) ((a).bar + 16u + 8u * (u32)(s))
-#define HAND_EMPTY(a, s) ((a).bar + 32u + 8u * (u32)(s))
+#define KVW_EMPTY(a, s) ((a).bar + 24u + 8u * (u32)(s))
 #define QP_FULL(a, s) ((a).bar + 48u + 8u * (u32)(s))
 #define QP_EMPTY(a, s) ((a).bar + 72u + 8u * (u32)(s))
+#define HAND_FULL(a, s) ((a).bar + 96u + 8u * (u32)(s))
+#define HAND_EMPTY(a, s) ((a).bar + 112u + 8u * (u32)(s))
+#define TAIL_KV(a) ((a).bar + 128u)
+#define TAIL_Q(a) ((a).bar + 136u)
 #define GEN(a, addr) ((float *)((a).gbase + ((addr) - (a).base)))
 
-// Copies of chunk c into its stages, by warpgroup 0. A full chunk comes by
-// TMA; the last chunk of a sequence, if short, by the masked copy (its rows
-// of the next sequence are never read), with only P, W and g by TMA.
-static __device__ __forceinline__ void produce(const ScanArgs &a, int c, int wt) {
+// The copies of chunk c, by warpgroup 2: warp 0 fills stage c % 3 of the
+// k/v/W ring once warpgroup 0 is done with it, warp 1 stage c % 3 of the
+// q/P ring once warpgroup 1 is, so neither ring waits for the other. Lane 0
+// issues the TMA loads. The last chunk of a sequence, if short, also comes by
+// TMA, which reads rows of the next sequence (TMA clips only at the
+// tensor's end): the warp zeroes those rows before the stage is published,
+// so no value crosses the boundary. A sequence has one short chunk at most,
+// so each tail barrier completes once, in phase 0.
+static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
-  const u32 kvw = KVW(a, c & 1), qp = QP(a, c % 3);
+  const u32 kvw = KVW(a, c % 3);
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u, sgk = kvw + 32768u;
-  const u32 sq = qp + 0u, sp = qp + 16384u, sgq = qp + 24576u;
-  const u32 full = KVW_FULL(a, c & 1), qfull = QP_FULL(a, c % 3);
-  const int hq = a.hq, hk = a.hk, hv = a.hv, v0 = a.v0;
-  mbar_wait(QP_EMPTY(a, c % 3), ((c / 3) & 1) ^ 1); // warpgroup 1 is done with chunk c - 3
+  const int hk = a.hk, hv = a.hv, v0 = a.v0;
+  mbar_wait(KVW_EMPTY(a, c % 3), ((c / 3) & 1) ^ 1); // warpgroup 0 is done with chunk c - 3
   if (L < 64) {
-    tail_qk128(sk, (const char *)(a.k + ((i64)t0 * a.Hk + hk) * 128), (i64)a.Hk * 256, L, wt);
-    tail_v128(sv, (const char *)(a.v + ((i64)t0 * a.Hv + hv) * 128 + v0), (i64)a.Hv * 256, L, wt);
-    tail_qk128(sq, (const char *)(a.q + ((i64)t0 * a.Hq + hq) * 128), (i64)a.Hq * 256, L, wt);
+    if (lane == 0) {
+      const u32 bar = TAIL_KV(a);
+      mbar_expect_tx(bar, 24576u);
+      tma_load_3d(sk + 0u, a.mk, 0 + 0, hk, t0 + 0, bar);
+      tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
+      tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
+    }
+    mbar_wait(TAIL_KV(a), 0);
+    zero_rows_qk32(sk, L, lane);
+    zero_rows_v32(sv, L, lane);
     fence_proxy_async();
-    bar_sync(1, 128);
+    __syncwarp(); // lane 0's arrive below publishes every lane's zeros
   }
-  if (wt == 0) {
-    u32 bar = full;
+  if (lane == 0) {
+    const u32 bar = KVW_FULL(a, c % 3);
     mbar_expect_tx(bar, L == 64 ? 33280u : 8704u);
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
@@ -648,7 +722,30 @@ static __device__ __forceinline__ void produce(const ScanArgs &a, int c, int wt)
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
     }
-    bar = qfull;
+  }
+}
+
+static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int lane) {
+  const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
+  const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
+  const u32 qp = QP(a, c % 3);
+  const u32 sq = qp + 0u, sp = qp + 16384u, sgq = qp + 24576u;
+  const int hq = a.hq;
+  mbar_wait(QP_EMPTY(a, c % 3), ((c / 3) & 1) ^ 1); // warpgroup 1 is done with chunk c - 3
+  if (L < 64) {
+    if (lane == 0) {
+      const u32 bar = TAIL_Q(a);
+      mbar_expect_tx(bar, 16384u);
+      tma_load_3d(sq + 0u, a.mq, 0 + 0, hq, t0 + 0, bar);
+      tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
+    }
+    mbar_wait(TAIL_Q(a), 0);
+    zero_rows_qk32(sq, L, lane);
+    fence_proxy_async();
+    __syncwarp();
+  }
+  if (lane == 0) {
+    const u32 bar = QP_FULL(a, c % 3);
     mbar_expect_tx(bar, L == 64 ? 25088u : 8704u);
     tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
     bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
@@ -657,6 +754,18 @@ static __device__ __forceinline__ void produce(const ScanArgs &a, int c, int wt)
       tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
     }
   }
+}
+
+static __device__ __forceinline__ void producer_role(const ScanArgs &a, int pt) {
+  const int warp = pt >> 5, lane = pt & 31;
+  if (warp < 2)
+    griddep_wait(); // gdn_prepare, launched before this grid, has written the workspace
+  if (warp == 0)
+    for (int c = 0; c < a.nchunks; ++c)
+      produce_kvw(a, c, lane);
+  else if (warp == 1)
+    for (int c = 0; c < a.nchunks; ++c)
+      produce_qp(a, c, lane);
 }
 
 // Warpgroup 1's registers from warpgroup 0's, through shared memory in
@@ -679,7 +788,7 @@ static __device__ __forceinline__ void hand_load(u32 src, u32 *x, int n, int wt)
 // bf16(U) handed to warpgroup 1 through hand-off slot c & 1.
 static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArgs &a, int c,
                                                    int wt) {
-  const u32 kvw = KVW(a, c & 1), hand = HAND(a, c & 1);
+  const u32 kvw = KVW(a, c % 3), hand = HAND(a, c & 1);
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u;
   const float *s_g = GEN(a, kvw + 32768u); // g, then g_L / g
   const int L = min(64, a.eos - (a.bos + 64 * c));
@@ -736,7 +845,7 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
   wgmma_commit();
-  wgmma_wait_0();
+  // While KS runs: the V^T fragments and the decays that X and Ud need.
   u32 vv[16]; // V[s][v], V[s + 1][v] for each register pair of X^T
   {
     const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
@@ -753,10 +862,19 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
         vv[12], vv[13], vv[14], vv[15]);
   }
+  float gx[32], gd[32]; // registers r, r + 1 of a pair hold adjacent columns
+#pragma unroll
+  for (int r = 0; r < 32; r += 2) {
+    const float2 x = *(const float2 *)(s_g + acc64_col(wt, r));
+    const float2 y = *(const float2 *)(s_g + 64 + acc64_col(wt, r));
+    gx[r] = x.x, gx[r + 1] = x.y, gd[r] = y.x, gd[r + 1] = y.y;
+  }
+  const float gl = s_g[L - 1];
+  wgmma_wait_0();
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
     const u16 vb = (u16)((r & 1) ? vv[r >> 1] >> 16 : vv[r >> 1] & 0xFFFFu);
-    ks[r] = bf16_to_f32(vb) - s_g[acc64_col(wt, r)] * ks[r];
+    ks[r] = bf16_to_f32(vb) - gx[r] * ks[r];
   }
   xa[0] = pack_bf16(ks[0], ks[1]);
   xa[1] = pack_bf16(ks[2], ks[3]);
@@ -786,6 +904,9 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
+#pragma unroll
+  for (int r = 0; r < 64; ++r) // S is no operand of the U product
+    S[r] *= gl;
   wgmma_wait_0();
   ua[0] = pack_bf16(u[0], u[1]);
   ua[1] = pack_bf16(u[2], u[3]);
@@ -806,10 +927,9 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   hand_store(hand + 16384u, ua, 16, wt);
   mbar_arrive(HAND_FULL(a, c & 1));
   // S = g_L S + Ud K with Ud = bf16(U (g_L / g_t)).
-  const float gl = s_g[L - 1];
 #pragma unroll
   for (int r = 0; r < 32; ++r)
-    u[r] *= s_g[64 + acc64_col(wt, r)];
+    u[r] *= gd[r];
   uda[0] = pack_bf16(u[0], u[1]);
   uda[1] = pack_bf16(u[2], u[3]);
   uda[2] = pack_bf16(u[4], u[5]);
@@ -826,9 +946,6 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   uda[13] = pack_bf16(u[26], u[27]);
   uda[14] = pack_bf16(u[28], u[29]);
   uda[15] = pack_bf16(u[30], u[31]);
-#pragma unroll
-  for (int r = 0; r < 64; ++r)
-    S[r] *= gl;
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
   #pragma unroll
@@ -850,14 +967,10 @@ static __device__ __forceinline__ void state_role(const ScanArgs &a, const float
 #pragma unroll
   for (int r = 0; r < 64; ++r)
     S[r] = h0 ? h0[(a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)] : 0.f;
-  if (a.nchunks > 0)
-    produce(a, 0, wt);
   for (int c = 0; c < a.nchunks; ++c) {
-    if (c + 1 < a.nchunks)
-      produce(a, c + 1, wt);
-    mbar_wait(KVW_FULL(a, c & 1), (c >> 1) & 1);
+    mbar_wait(KVW_FULL(a, c % 3), (c / 3) & 1);
     state_chunk(S, a, c, wt);
-    bar_sync(1, 128); // every wgmma of the warpgroup has read stage c & 1
+    mbar_arrive(KVW_EMPTY(a, c % 3)); // every wgmma of this thread has read stage c % 3
   }
   if (ht) {
 #pragma unroll
@@ -867,9 +980,11 @@ static __device__ __forceinline__ void state_role(const ScanArgs &a, const float
 }
 
 // One chunk of output: O^T = g_t (Sb Q^T) + Ub P^T, scaled, rows t < L
-// written through the staging tile, 16 bytes a thread at a time.
+// written through a staging tile (the chunk's q tile), 16 bytes a thread at
+// a time; the q/P stage is released after the last read of it.
 static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt) {
-  const u32 qp = QP(a, c % 3), hand = HAND(a, c & 1), so = a.base + 193536u;
+  const u32 qp = QP(a, c % 3), hand = HAND(a, c & 1);
+  const u32 so = qp + 0u; // O^T is staged in the q tile, dead once OP is formed
   const u32 sq = qp + 0u, sp = qp + 16384u;
   const float *s_g = GEN(a, qp + 24576u);
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
@@ -896,10 +1011,16 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
+  float gq[32]; // g by column, read while OP runs; registers r, r + 1 are adjacent columns
+#pragma unroll
+  for (int r = 0; r < 32; r += 2) {
+    const float2 x = *(const float2 *)(s_g + acc64_col(wt, r));
+    gq[r] = x.x, gq[r + 1] = x.y;
+  }
   wgmma_wait_0();
 #pragma unroll
   for (int r = 0; r < 32; ++r)
-    op[r] *= s_g[acc64_col(wt, r)];
+    op[r] *= gq[r];
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
@@ -913,11 +1034,11 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
   wgmma_wait_0();
-  mbar_arrive(QP_EMPTY(a, c % 3));
   u32 ob[16]; // O^T pairs, staged as [t][v] for row-wise stores
 #pragma unroll
   for (int r = 0; r < 32; r += 2)
     ob[r >> 1] = pack_bf16(op[r] * a.scale, op[r + 1] * a.scale);
+  bar_sync(2, 128); // every warp's products have read the q tile
   {
     const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
     stmatrix_x4_trans(so + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
@@ -944,7 +1065,7 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
       st_global_v4(dst + (i64)t * a.Ho * 128 + e, x, y, z, w);
     }
   }
-  bar_sync(2, 128); // the staging tile is free again
+  mbar_arrive(QP_EMPTY(a, c % 3)); // the stores above have consumed this thread's reads
 }
 
 static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
@@ -954,17 +1075,20 @@ static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
 
 // gdn_scan: the state recurrence over the chunks of one sequence, for one
 // output head and one 64-row half of the state's V rows (docs/numerics.md,
-// "Scan and output"). Two warpgroups:
+// "Scan and output"). Two warpgroups and a producer warp:
 //   warpgroup 0, the state: keeps S[v][k] (fp32) in registers across all
 //     chunks as an m64n128 accumulator, computes KS, U and the state update
 //     (the chain that bounds the kernel), hands bf16(S) and bf16(U) of each
-//     chunk to warpgroup 1, and issues the copies of the next chunk;
-//   warpgroup 1, the output: O^T = g_t Sb Q^T + Ub P^T, off that chain.
+//     chunk to warpgroup 1;
+//   warpgroup 1, the output: O^T = g_t Sb Q^T + Ub P^T, off that chain;
+//   warpgroup 2, the producer: the copies of each chunk, as soon as the
+//     stages they go to are free, so that no copy is issued from the
+//     chain; it gives most of its registers to the other two.
 // Every product is written transposed (rows = v) so that S and each result
-// feed the next product as register operands. Copies run one chunk ahead:
-// k, v, W in a ring of 2 stages (warpgroup 0 alone reads them), q, P in a
-// ring of 3 (warpgroup 1 may lag a chunk behind).
-extern "C" __global__ void __launch_bounds__(256, 1)
+// feed the next product as register operands. Copies run up to two chunks
+// ahead, in two rings of 3 stages: k, v, W (warpgroup 0 alone reads them)
+// and q, P (warpgroup 1, which may lag a chunk behind).
+extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
          const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
          const __grid_constant__ TmaMap map_w, const u16 *q, const u16 *k, const u16 *v,
@@ -972,36 +1096,48 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
          int T, int Hq, int Hk, int Hv, int Ho, float scale) {
   extern __shared__ unsigned char smem_raw[];
   const int tid = threadIdx.x;
+  const u32 raw = smem_u32(smem_raw);
   ScanArgs a;
+  a.base = (raw + 1023u) & ~1023u;
+  a.gbase = smem_raw + (a.base - raw);
+  a.bar = a.base + 227328u;
   a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w;
   a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.o = o;
-  a.v0 = 64 * blockIdx.x, a.h = blockIdx.y, a.seq = blockIdx.z, a.Ho = Ho;
+  a.v0 = 64 * blockIdx.x, a.h = blockIdx.y, a.Ho = Ho;
   a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
+  a.seq = scan_order(cu_seqlens, (int *)(a.gbase + 227472), T, tid);
   a.bos = seq_bound(cu_seqlens, a.seq, T), a.eos = seq_bound(cu_seqlens, a.seq + 1, T);
   a.slot0 = a.bos / 64 + a.seq; // as gdn_prepare numbers the slots
   a.hq = a.h * Hq / Ho, a.hk = a.h * Hk / Ho, a.hv = a.h * Hv / Ho;
   a.nchunks = (a.eos - a.bos + 63) / 64;
-  const u32 raw = smem_u32(smem_raw);
-  a.base = (raw + 1023u) & ~1023u;
-  a.gbase = smem_raw + (a.base - raw);
-  a.bar = a.base + 201728u;
   if (tid == 0) {
-    for (int s = 0; s < 2; ++s) {
-      mbar_init(KVW_FULL(a, s), 1);
-      mbar_init(HAND_FULL(a, s), 128);
-      mbar_init(HAND_EMPTY(a, s), 128);
-    }
     for (int s = 0; s < 3; ++s) {
+      mbar_init(KVW_FULL(a, s), 1);
+      mbar_init(KVW_EMPTY(a, s), 128);
       mbar_init(QP_FULL(a, s), 1);
       mbar_init(QP_EMPTY(a, s), 128);
     }
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(HAND_FULL(a, s), 128);
+      mbar_init(HAND_EMPTY(a, s), 128);
+    }
+    mbar_init(TAIL_KV(a), 1);
+    mbar_init(TAIL_Q(a), 1);
     fence_mbar_init();
   }
   __syncthreads();
   const i64 state = ((i64)a.seq * Ho + a.h) * 128 * 128;
-  if (tid < 128)
+  // The role as a warp-uniform value, so that each role is one branch.
+  const int role = __shfl_sync(0xffffffffu, tid / 128, 0);
+  if (role == 0) {
+    setmaxnreg_inc_232();
     state_role(a, h0 ? h0 + state : 0, ht ? ht + state : 0, tid);
-  else
+  } else if (role == 1) {
+    setmaxnreg_inc_216();
     output_role(a, tid - 128);
+  } else {
+    setmaxnreg_dec_56();
+    producer_role(a, tid - 256);
+  }
 }
 

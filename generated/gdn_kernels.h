@@ -12,7 +12,7 @@ typedef struct gdn_kernel_spec {
 enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_COUNT };
 static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
   {"gdn_prepare", "gdn_generic", 128, 38408},
-  {"gdn_scan", "gdn_generic", 256, 202848},
+  {"gdn_scan", "gdn_generic", 384, 229016},
 };
 
 // q, k, v: 3-D maps {128, H, T}, one box = 64 columns x 1 head x 64 tokens.

@@ -108,6 +108,24 @@ void emit_fence_proxy_async(Prelude *p) {
   outf(&p->text, "  asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n}\n\n");
 }
 
+/* Programmatic dependent launch: a primary grid lets its dependent start
+ * early; the dependent waits for the primary's completion and memory only
+ * where it reads what the primary wrote. Both are no-ops without the launch
+ * attribute. */
+void emit_griddep_launch(Prelude *p) {
+  if (seen(p, "griddep_launch"))
+    return;
+  outf(&p->text, FN " void griddep_launch() {\n");
+  outf(&p->text, "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_griddep_wait(Prelude *p) {
+  if (seen(p, "griddep_wait"))
+    return;
+  outf(&p->text, FN " void griddep_wait() {\n");
+  outf(&p->text, "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n}\n\n");
+}
+
 void emit_mbar_init(Prelude *p) {
   if (seen(p, "mbar_init"))
     return;

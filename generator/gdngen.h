@@ -238,6 +238,8 @@ void emit_st_shared_v4(Prelude *p);
 void emit_cvt_pack(Prelude *p, DType dt); /* cvt.rn.{bf16,f16}x2.f32 */
 void emit_smem_u32(Prelude *p);
 void emit_setmaxnreg(Prelude *p, int inc, int regs);
+void emit_griddep_launch(Prelude *p);
+void emit_griddep_wait(Prelude *p);
 void emit_ld_shared_u16(Prelude *p);
 void emit_st_shared_u16(Prelude *p);
 void emit_st_shared_u32(Prelude *p);
@@ -261,6 +263,7 @@ int seen_name(Prelude *p, const char *name); /* 1 if emitted before, else record
 void emit_frag_fn(Prelude *p, const char *fname, const FragMap *m);
 void emit_tile_offset_fn(Prelude *p, const char *fname, const SmemTile *t);
 void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *t);
+void emit_tail_zero_fn(Prelude *p, const char *fname, const TailPlan *t);
 void emit_acc_to_a(Prelude *p, Out *o, const char *acc, const char *a, int ksteps, DType dt);
 
 /* The text a schedule writes for one wgmma product: k/16 instructions with

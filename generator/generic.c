@@ -127,11 +127,17 @@ static void to_a(Prelude *p, Slots *sl, const char *slot, int indent, const char
   slot_out(sl, slot, &o);
 }
 
-static int tail_fn(Prelude *p, const char *name, const SmemTile *t, int threads, Diag *d) {
+/* The masked copy (zero = 0) or the zeroing of rows past the end (zero = 1)
+ * of a tile, by `threads` threads. */
+static int tail_fn(Prelude *p, const char *name, const SmemTile *t, int threads, int zero,
+                   Diag *d) {
   TailPlan tp;
   if (tail_plan(t, threads, &tp, d))
     return -1;
-  emit_tail_copy_fn(p, name, &tp);
+  if (zero)
+    emit_tail_zero_fn(p, name, &tp);
+  else
+    emit_tail_copy_fn(p, name, &tp);
   return 0;
 }
 
@@ -147,6 +153,8 @@ static void common_prelude(Prelude *p) {
   emit_tma_load_2d(p);
   emit_tma_load_3d(p);
   emit_fence_proxy_async(p);
+  emit_griddep_launch(p);
+  emit_griddep_wait(p);
   emit_wgmma_commit(p);
   emit_wgmma_wait(p, 0);
   emit_bar_sync(p);
@@ -193,7 +201,7 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   out_init(&ld);
   ld.indent = 3;
   emit_st_shared_v4(p);
-  int rc = tail_fn(p, "tail_qk128", &TILE_QK, 128, d);
+  int rc = tail_fn(p, "tail_qk128", &TILE_QK, 128, 0, d);
   rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "&map_q", "0", "hq", "t0", d);
   if (rc == 0)
     slot_out(&sl, "LOAD_Q", &ld);
@@ -286,12 +294,18 @@ static int scan_products(Prelude *p, Slots *sl, Diag *d) {
   return 0;
 }
 
-/* Shared memory of the scan: the k/v/W ring (2 stages), the q/P ring (3),
- * two hand-off slots (bf16 S and U in fragment order), o staging, barriers. */
+/* Shared memory of the scan: the k/v/W and q/P rings (3 stages each), two
+ * hand-off slots (bf16 S and U in fragment order), 18 mbarriers (full and
+ * empty for each stage and hand-off slot, and one per ring for a short
+ * chunk's raw tiles), and cu_seqlens for the longest-first order. o is
+ * staged in the q tile of its chunk. */
 typedef struct ScanLayout {
   uint32_t k_in, v_in, w_in, g_in, kvw_stride, q_in, p_in, gq_in, qp_stride;
-  uint32_t hand_u, hand_stride, kvw, qp, hand, o, bar, end;
+  uint32_t hand_u, hand_stride, kvw, qp, hand, bar, seqs, end;
 } ScanLayout;
+
+/* Batches of up to this many sequences are scanned longest first. */
+enum { SCAN_LPT_MAX = 128 };
 
 static void scan_layout(ScanLayout *l) {
   uint32_t off = 0;
@@ -308,11 +322,11 @@ static void scan_layout(ScanLayout *l) {
   l->hand_u = 32 * 128 * 4;
   l->hand_stride = l->hand_u + 16 * 128 * 4;
   off = 0;
-  l->kvw = carve(&off, 2 * l->kvw_stride, 1024);
+  l->kvw = carve(&off, 3 * l->kvw_stride, 1024);
   l->qp = carve(&off, 3 * l->qp_stride, 1024);
   l->hand = carve(&off, 2 * l->hand_stride, 1024);
-  l->o = carve(&off, tile_bytes(&TILE_64), 1024);
-  l->bar = carve(&off, 12 * 8, 8);
+  l->bar = carve(&off, 18 * 8, 8);
+  l->seqs = carve(&off, (SCAN_LPT_MAX + 2) * 4, 16); /* cu_seqlens, then the pick */
   l->end = off;
 }
 
@@ -324,8 +338,10 @@ static void scan_layout_slots(Slots *sl, const ScanLayout *l) {
       {"K_IN", l->k_in}, {"V_IN", l->v_in}, {"W_IN", l->w_in}, {"G_IN", l->g_in},
       {"KVW_STRIDE", l->kvw_stride}, {"Q_IN", l->q_in}, {"P_IN", l->p_in}, {"GQ_IN", l->gq_in},
       {"QP_STRIDE", l->qp_stride}, {"HAND_U", l->hand_u}, {"HAND_STRIDE", l->hand_stride},
-      {"KVW_OFF", l->kvw}, {"QP_OFF", l->qp}, {"HAND_OFF", l->hand}, {"O_OFF", l->o},
-      {"BAR_OFF", l->bar},
+      {"KVW_OFF", l->kvw}, {"QP_OFF", l->qp}, {"HAND_OFF", l->hand},
+      {"BAR_OFF", l->bar}, {"SEQS_OFF", l->seqs}, {"LPT_MAX", SCAN_LPT_MAX},
+      {"KV_BYTES", tile_bytes(&TILE_QK) + tile_bytes(&TILE_64)},
+      {"Q_BYTES", tile_bytes(&TILE_QK)},
       {"KVW_BYTES", tile_bytes(&TILE_QK) + 2 * tile_bytes(&TILE_64) + 512},
       {"WG_BYTES", tile_bytes(&TILE_64) + 512},
       {"QP_BYTES", tile_bytes(&TILE_QK) + tile_bytes(&TILE_64) + 512},
@@ -368,23 +384,32 @@ static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn
 static int emit_scan(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   ScanLayout l;
   scan_layout(&l);
-  *ki = (KernelInfo){"gdn_scan", 256, l.end + 1024};
+  /* Three warpgroups; the producer gives registers to the state and output
+   * warpgroups: 128 x (STATE + OUTPUT + PRODUCER) fits the 64K file. */
+  enum { SCAN_REGS_STATE = 232, SCAN_REGS_OUTPUT = 216, SCAN_REGS_PRODUCER = 56 };
+  *ki = (KernelInfo){"gdn_scan", 384, l.end + 1024};
   Slots sl = {.n = 0};
   emit_mbar_arrive(p);
   emit_bulk_load(p);
   emit_st_shared_v4(p);
   int rc = check_k_views(d);
-  rc = rc ? rc : tail_fn(p, "tail_qk128", &TILE_QK, 128, d);
-  rc = rc ? rc : tail_fn(p, "tail_v128", &TILE_64, 128, d);
+  rc = rc ? rc : tail_fn(p, "zero_rows_qk32", &TILE_QK, 32, 1, d);
+  rc = rc ? rc : tail_fn(p, "zero_rows_v32", &TILE_64, 32, 1, d);
   rc = rc ? rc : scan_loads(&sl, d);
   rc = rc ? rc : scan_products(p, &sl, d);
   emit_ldmatrix_x4_trans(p);
   emit_stmatrix_x4_trans(p);
+  emit_setmaxnreg(p, 1, SCAN_REGS_STATE);
+  emit_setmaxnreg(p, 1, SCAN_REGS_OUTPUT);
+  emit_setmaxnreg(p, 0, SCAN_REGS_PRODUCER);
+  slot_add(&sl, "REGS_STATE", "setmaxnreg_inc_%d", SCAN_REGS_STATE);
+  slot_add(&sl, "REGS_OUTPUT", "setmaxnreg_inc_%d", SCAN_REGS_OUTPUT);
+  slot_add(&sl, "REGS_PRODUCER", "setmaxnreg_dec_%d", SCAN_REGS_PRODUCER);
   rc = rc ? rc : block_moves(p, &sl, "V_LDMATRIX", "ldmatrix_x4_trans", "sv", "vv", d);
   rc = rc ? rc : block_moves(p, &sl, "O_STMATRIX", "stmatrix_x4_trans", "so", "ob", d);
   scan_layout_slots(&sl, &l);
-  slot_add(&sl, "TAIL_QK", "tail_qk128");
-  slot_add(&sl, "TAIL_V", "tail_v128");
+  slot_add(&sl, "ZERO_QK", "zero_rows_qk32");
+  slot_add(&sl, "ZERO_V", "zero_rows_v32");
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "ACC_S", "acc128");
   slot_add(&sl, "O_TILE", "tile_64");

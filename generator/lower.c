@@ -161,3 +161,30 @@ void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *tp) {
   outf(o, "    st_shared_v4(dst + %s(%s), x, y, z, w);\n  }\n}\n\n", off,
        t->major == MAJOR_K ? "row, e" : "e, row");
 }
+
+/* Zeroes the storage rows >= valid of a tile that a TMA load filled whole:
+ * the rows past a sequence's end, read but never to be used. Same vector
+ * split and swizzled offsets as the masked copy (tail.c). */
+void emit_tail_zero_fn(Prelude *p, const char *fname, const TailPlan *tp) {
+  char key[96], off[96];
+  snprintf(key, sizeof key, "tail %s", fname);
+  if (seen_name(p, key))
+    return;
+  snprintf(off, sizeof off, "%s_off", fname);
+  emit_tile_offset_fn(p, off, &tp->tile);
+  emit_st_shared_v4(p);
+  const SmemTile *t = &tp->tile;
+  Out *o = &p->text;
+  outf(o, "// Zeroes storage rows >= valid of a %d x %d tile (tail.c).\n", tile_rows(t),
+       tile_row_elems(t));
+  outf(o, FN " void %s(u32 dst, int valid, int tid) {\n", fname);
+  /* Unrolled by 4 at most: a loop inside a caller's loop would otherwise
+   * keep every iteration's address live in registers. */
+  outf(o, "#pragma unroll %d\n  for (int it = 0; it < %d; ++it) {\n", tp->iters < 4 ? tp->iters : 4,
+       tp->iters);
+  outf(o, "    int v = it * %d + tid;\n", tp->nthreads);
+  outf(o, "    int row = v / %d, e = (v %% %d) * %d;\n", tp->vecs_per_row, tp->vecs_per_row,
+       16 / dtype_info(t->dt)->bytes);
+  outf(o, "    if (row >= valid) st_shared_v4(dst + %s(%s), 0u, 0u, 0u, 0u);\n  }\n}\n\n", off,
+       t->major == MAJOR_K ? "row, e" : "e, row");
+}

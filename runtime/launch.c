@@ -33,11 +33,19 @@ static gdn_status map_tiles(gdn_handle *h, CUtensorMap *m, CUdeviceptr base, int
   return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, what);
 }
 
+/* `early` launches the kernel as a programmatic dependent of the previous
+ * one in the stream: it may start while that one runs, and waits for it
+ * (griddepcontrol.wait) before reading what it wrote. */
 static gdn_status launch(gdn_handle *h, int k, unsigned gx, unsigned gy, unsigned gz,
-                         void **params, CUstream stream) {
+                         void **params, int early, CUstream stream) {
   const gdn_kernel_spec *spec = &gdn_kernel_specs[k];
-  CUresult r = cuLaunchKernel(h->fn[k], gx, gy, gz, spec->threads, 1, 1, spec->smem_bytes, stream,
-                              params, NULL);
+  CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig cfg = {.gridDimX = gx, .gridDimY = gy, .gridDimZ = gz,
+                        .blockDimX = spec->threads, .blockDimY = 1, .blockDimZ = 1,
+                        .sharedMemBytes = spec->smem_bytes, .hStream = stream,
+                        .attrs = early ? &attr : NULL, .numAttrs = early ? 1u : 0u};
+  CUresult r = cuLaunchKernelEx(&cfg, h->fn[k], params, NULL);
   return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, spec->name);
 }
 
@@ -61,11 +69,11 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
   float scale = a->scale;
   void *prep[] = {&mq, &mk, (void *)&a->q, (void *)&a->k, (void *)&a->alpha, (void *)&a->beta,
                   (void *)&a->cu_seqlens, &ws_p, &ws_w, &ws_g, &T, &N, &Hq, &Hk, &Ho};
-  s = launch(h, GDN_K_PREPARE, (unsigned)p->slots, (unsigned)Ho, 1, prep, stream);
+  s = launch(h, GDN_K_PREPARE, (unsigned)p->slots, (unsigned)Ho, 1, prep, 0, stream);
   if (s != GDN_OK)
     return s;
   void *scan[] = {&mq, &mk, &mv, &mp, &mw, (void *)&a->q, (void *)&a->k, (void *)&a->v, &ws_g,
                   (void *)&a->cu_seqlens, (void *)&a->initial_state, (void *)&a->final_state,
                   (void *)&a->o, &T, &Hq, &Hk, &Hv, &Ho, &scale};
-  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, stream);
+  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, 1, stream);
 }
