@@ -34,6 +34,17 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+
+
+def repo_path(path):
+    """A path as records keep it: relative to the repository, else its name."""
+    if not path:
+        return None
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return p.name
 PEER = 'fla'
 KNOWN_IMPLS = ('gdngen', 'gdngen-generic', 'fla')
 DEFAULT_IMPLS = 'gdngen,gdngen-generic,fla'
@@ -253,7 +264,7 @@ def worker_main(args):
                 sys.path.append(str(ROOT / 'runtime' / 'python'))
                 import gdngen as gd
             env['gdngen'] = _safe(lambda: gd.version())
-            env['gdngen_file'] = getattr(gd, '__file__', None)
+            env['gdngen_file'] = repo_path(getattr(gd, '__file__', None))
         except Exception as e:  # noqa: BLE001
             rec['gdngen_import_error'] = f'{type(e).__name__}: {e}'
             log(f'gdngen import failed ({rec["gdngen_import_error"]}); running without gdngen')
@@ -1079,7 +1090,7 @@ def host_meta(args, impls, rows):
     return {
         'date': now.strftime('%Y-%m-%d'), 'started_utc': now.isoformat(timespec='seconds'),
         'tag': args.tag, 'python': platform.python_version(),
-        'argv': [os.path.basename(a) if os.path.isabs(a) else a for a in sys.argv], 'cases_file': str(args.cases), 'rows': [r['name'] for r in rows], 'impls': impls,
+        'argv': [os.path.basename(a) if os.path.isabs(a) else a for a in sys.argv], 'cases_file': repo_path(args.cases), 'rows': [r['name'] for r in rows], 'impls': impls,
         'args': {k: getattr(args, k) for k in ('reps', 'reps_close', 'warmup', 'iters', 'seed', 'quick',
                                                'single_cu', 'budget_s', 'no_accuracy')},
         'smi_start': nvidia_smi(SMI_STATIC), 'git': git_info(),

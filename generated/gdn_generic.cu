@@ -686,10 +686,11 @@ static __device__ __forceinline__ int scan_order(const int *cu_seqlens, int *s_c
 // The copies of chunk c, by warpgroup 2: warp 0 fills stage c % 3 of the
 // k/v/W ring once warpgroup 0 is done with it, warp 1 stage c % 3 of the
 // q/P ring once warpgroup 1 is, so neither ring waits for the other. Lane 0
-// issues the TMA loads. The last chunk of a sequence, if short, also comes by
-// TMA, which reads rows of the next sequence (TMA clips only at the
-// tensor's end): the warp zeroes those rows before the stage is published,
-// so no value crosses the boundary. A sequence has one short chunk at most,
+// issues the TMA loads; every lane arrives on the stage's full barrier. The
+// last chunk of a sequence, if short, also comes by TMA, which reads rows of
+// the next sequence (TMA clips only at the tensor's end): the warp zeroes
+// those rows before the stage is published, so no value crosses the
+// boundary. A sequence has one short chunk at most,
 // so each tail barrier completes once, in phase 0.
 static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
@@ -710,10 +711,9 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
     zero_rows_qk32(sk, L, lane);
     zero_rows_v32(sv, L, lane);
     fence_proxy_async();
-    __syncwarp(); // lane 0's arrive below publishes every lane's zeros
   }
+  const u32 bar = KVW_FULL(a, c % 3); // every lane arrives: each publishes its own zeros
   if (lane == 0) {
-    const u32 bar = KVW_FULL(a, c % 3);
     mbar_expect_tx(bar, L == 64 ? 33280u : 8704u);
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
@@ -722,6 +722,8 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
     }
+  } else {
+    mbar_arrive(bar);
   }
 }
 
@@ -742,10 +744,9 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
     mbar_wait(TAIL_Q(a), 0);
     zero_rows_qk32(sq, L, lane);
     fence_proxy_async();
-    __syncwarp();
   }
+  const u32 bar = QP_FULL(a, c % 3); // every lane arrives, as for the k/v/W ring
   if (lane == 0) {
-    const u32 bar = QP_FULL(a, c % 3);
     mbar_expect_tx(bar, L == 64 ? 25088u : 8704u);
     tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
     bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
@@ -753,6 +754,8 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
       tma_load_3d(sq + 0u, a.mq, 0 + 0, hq, t0 + 0, bar);
       tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
     }
+  } else {
+    mbar_arrive(bar);
   }
 }
 
@@ -1112,9 +1115,9 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
   a.nchunks = (a.eos - a.bos + 63) / 64;
   if (tid == 0) {
     for (int s = 0; s < 3; ++s) {
-      mbar_init(KVW_FULL(a, s), 1);
+      mbar_init(KVW_FULL(a, s), 32); // the lanes of a producer warp
       mbar_init(KVW_EMPTY(a, s), 128);
-      mbar_init(QP_FULL(a, s), 1);
+      mbar_init(QP_FULL(a, s), 32);
       mbar_init(QP_EMPTY(a, s), 128);
     }
     for (int s = 0; s < 2; ++s) {
