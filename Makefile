@@ -42,8 +42,13 @@ $(B)/rt/%.o: runtime/%.c $(RT_HDR)
 	@mkdir -p $(B)/rt
 	$(CC) $(CFLAGS) -fPIC -Iruntime -Igenerated $(CUDA_INC) -c -o $@ $<
 
-$(B)/rt/embedded.o: kernels
-	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $(B)/kernels/embedded.c
+# ninja (run by `kernels`, every time) rewrites embedded.c only when a
+# kernel changed, so the library is relinked only then.
+$(B)/kernels/embedded.c: kernels
+	@:
+
+$(B)/rt/embedded.o: $(B)/kernels/embedded.c
+	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $<
 
 $(B)/libgdn.so: $(RT_OBJ)
 	$(CC) -shared -Wl,-soname,libgdn.so -o $@ $(RT_OBJ) $(CUDA_LIB) -lpthread -ldl -lm

@@ -280,9 +280,6 @@ def query_route(q, k, v, alpha=None, beta=None, scale=None, initial_state=None,
         lib.fail(s, msg, "query_route")
     return _ROUTES.get(route.value, "unknown")
 
-
-
-
 try:  # the op exists whenever torch does; the binding needs torch anyway
     import torch as _torch  # noqa: F401
     _OP = _make_op()
