@@ -136,28 +136,43 @@ void emit_tile_offset_fn(Prelude *p, const char *fname, const SmemTile *t) {
     outf(o, "  return a ^ ((a & 0x%xu) >> 3);\n}\n\n", sw->xor_mask);
 }
 
-void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *tp) {
-  char key[96], off[96];
+/* What the masked copy and the zeroing share: emitted once per name, the
+ * tile's offset function `off`, and a loop over the thread's vectors that
+ * ends with row, e (storage row, first element) in scope. Returns 0 when
+ * the function exists already. */
+static int tail_fn_begin(Prelude *p, const char *fname, const TailPlan *tp, char *off, size_t n) {
+  char key[96];
   snprintf(key, sizeof key, "tail %s", fname);
   if (seen_name(p, key))
-    return;
-  snprintf(off, sizeof off, "%s_off", fname);
+    return 0;
+  snprintf(off, n, "%s_off", fname);
   emit_tile_offset_fn(p, off, &tp->tile);
-  emit_ld_global_v4(p);
   emit_st_shared_v4(p);
+  return 1;
+}
+
+static void tail_loop(Out *o, const TailPlan *tp, const char *unroll) {
+  outf(o, "#pragma unroll%s\n  for (int it = 0; it < %d; ++it) {\n", unroll, tp->iters);
+  outf(o, "    int v = it * %d + tid;\n", tp->nthreads);
+  outf(o, "    int row = v / %d, e = (v %% %d) * %d;\n", tp->vecs_per_row, tp->vecs_per_row,
+       16 / dtype_info(tp->tile.dt)->bytes);
+}
+
+void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *tp) {
+  char off[96];
+  if (!tail_fn_begin(p, fname, tp, off, sizeof off))
+    return;
+  emit_ld_global_v4(p);
   const SmemTile *t = &tp->tile;
-  int esz = dtype_info(t->dt)->bytes;
   Out *o = &p->text;
   outf(o, "// Masked copy of %d storage rows x %d elements: rows >= valid are written\n",
        tile_rows(t), tile_row_elems(t));
   outf(o, "// as zeros and never read (tail.c). `src` is storage row 0.\n");
   outf(o, FN " void %s(u32 dst, const char *src, i64 row_bytes, int valid, int tid) {\n", fname);
-  outf(o, "#pragma unroll\n  for (int it = 0; it < %d; ++it) {\n", tp->iters);
-  outf(o, "    int v = it * %d + tid;\n", tp->nthreads);
-  outf(o, "    int row = v / %d, e = (v %% %d) * %d;\n", tp->vecs_per_row, tp->vecs_per_row,
-       16 / esz);
+  tail_loop(o, tp, "");
   outf(o, "    u32 x = 0, y = 0, z = 0, w = 0;\n");
-  outf(o, "    if (row < valid) ld_global_v4(src + row * row_bytes + e * %d, x, y, z, w);\n", esz);
+  outf(o, "    if (row < valid) ld_global_v4(src + row * row_bytes + e * %d, x, y, z, w);\n",
+       dtype_info(t->dt)->bytes);
   outf(o, "    st_shared_v4(dst + %s(%s), x, y, z, w);\n  }\n}\n\n", off,
        t->major == MAJOR_K ? "row, e" : "e, row");
 }
@@ -166,13 +181,9 @@ void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *tp) {
  * the rows past a sequence's end, read but never to be used. Same vector
  * split and swizzled offsets as the masked copy (tail.c). */
 void emit_tail_zero_fn(Prelude *p, const char *fname, const TailPlan *tp) {
-  char key[96], off[96];
-  snprintf(key, sizeof key, "tail %s", fname);
-  if (seen_name(p, key))
+  char off[96], unroll[16];
+  if (!tail_fn_begin(p, fname, tp, off, sizeof off))
     return;
-  snprintf(off, sizeof off, "%s_off", fname);
-  emit_tile_offset_fn(p, off, &tp->tile);
-  emit_st_shared_v4(p);
   const SmemTile *t = &tp->tile;
   Out *o = &p->text;
   outf(o, "// Zeroes storage rows >= valid of a %d x %d tile (tail.c).\n", tile_rows(t),
@@ -180,11 +191,8 @@ void emit_tail_zero_fn(Prelude *p, const char *fname, const TailPlan *tp) {
   outf(o, FN " void %s(u32 dst, int valid, int tid) {\n", fname);
   /* Unrolled by 4 at most: a loop inside a caller's loop would otherwise
    * keep every iteration's address live in registers. */
-  outf(o, "#pragma unroll %d\n  for (int it = 0; it < %d; ++it) {\n", tp->iters < 4 ? tp->iters : 4,
-       tp->iters);
-  outf(o, "    int v = it * %d + tid;\n", tp->nthreads);
-  outf(o, "    int row = v / %d, e = (v %% %d) * %d;\n", tp->vecs_per_row, tp->vecs_per_row,
-       16 / dtype_info(t->dt)->bytes);
+  snprintf(unroll, sizeof unroll, " %d", tp->iters < 4 ? tp->iters : 4);
+  tail_loop(o, tp, unroll);
   outf(o, "    if (row >= valid) st_shared_v4(dst + %s(%s), 0u, 0u, 0u, 0u);\n  }\n}\n\n", off,
        t->major == MAJOR_K ? "row, e" : "e, row");
 }
