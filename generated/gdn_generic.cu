@@ -669,11 +669,12 @@ static __device__ __forceinline__ int scan_order(const int *cu_seqlens, int *s_c
   return s_cu[128 + 1];
 }
 
-// Shared memory: rings of stages, the hand-off slots, barriers.
+// Shared memory: rings of stages, the hand-off slots, barriers (a table of
+// generator/generic.c: kinds, counts and arrivals).
 #define KVW(a, s) ((a).base + 0u + (u32)(s) * 33792u)
 #define QP(a, s) ((a).base + 101376u + (u32)(s) * 25600u)
 #define HAND(a, j) ((a).base + 178176u + (u32)(j) * 24576u)
-#define KVW_FULL(a, s) ((a).bar + 8u * (u32)(s))
+#define KVW_FULL(a, s) ((a).bar + 0u + 8u * (u32)(s))
 #define KVW_EMPTY(a, s) ((a).bar + 24u + 8u * (u32)(s))
 #define QP_FULL(a, s) ((a).bar + 48u + 8u * (u32)(s))
 #define QP_EMPTY(a, s) ((a).bar + 72u + 8u * (u32)(s))
@@ -1114,18 +1115,20 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
   a.hq = a.h * Hq / Ho, a.hk = a.h * Hk / Ho, a.hv = a.h * Hv / Ho;
   a.nchunks = (a.eos - a.bos + 63) / 64;
   if (tid == 0) {
-    for (int s = 0; s < 3; ++s) {
-      mbar_init(KVW_FULL(a, s), 32); // the lanes of a producer warp
+    for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
+      mbar_init(KVW_FULL(a, s), 32);
+    for (int s = 0; s < 3; ++s) // warpgroup 0, done with the stage
       mbar_init(KVW_EMPTY(a, s), 128);
+    for (int s = 0; s < 3; ++s) // the q/P producer warp (lane 0 also expects the bytes)
       mbar_init(QP_FULL(a, s), 32);
+    for (int s = 0; s < 3; ++s) // warpgroup 1, done with the stage
       mbar_init(QP_EMPTY(a, s), 128);
-    }
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < 2; ++s) // warpgroup 0, Sb and Ub stored
       mbar_init(HAND_FULL(a, s), 128);
+    for (int s = 0; s < 2; ++s) // warpgroup 1, Sb and Ub loaded
       mbar_init(HAND_EMPTY(a, s), 128);
-    }
-    mbar_init(TAIL_KV(a), 1);
-    mbar_init(TAIL_Q(a), 1);
+    mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
+    mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)
     fence_mbar_init();
   }
   __syncthreads();

@@ -295,10 +295,9 @@ static int scan_products(Prelude *p, Slots *sl, Diag *d) {
 }
 
 /* Shared memory of the scan: the k/v/W and q/P rings (3 stages each), two
- * hand-off slots (bf16 S and U in fragment order), 18 mbarriers (full and
- * empty for each stage and hand-off slot, and one per ring for a short
- * chunk's raw tiles), and cu_seqlens for the longest-first order. o is
- * staged in the q tile of its chunk. */
+ * hand-off slots (bf16 S and U in fragment order), the mbarriers of
+ * SCAN_BARS, and cu_seqlens for the longest-first order. o is staged in
+ * the q tile of its chunk. */
 typedef struct ScanLayout {
   uint32_t k_in, v_in, w_in, g_in, kvw_stride, q_in, p_in, gq_in, qp_stride;
   uint32_t hand_u, hand_stride, kvw, qp, hand, bar, seqs, end;
@@ -306,6 +305,54 @@ typedef struct ScanLayout {
 
 /* Batches of up to this many sequences are scanned longest first. */
 enum { SCAN_LPT_MAX = 128 };
+
+/* The scan's mbarriers, in shared-memory order: how many of each (one per
+ * stage or slot) and how many arrivals complete a phase. */
+static const struct {
+  const char *name;
+  int n, arrivals;
+  const char *who;
+} SCAN_BARS[] = {
+    {"KVW_FULL", 3, 32, "the k/v/W producer warp (lane 0 also expects the bytes)"},
+    {"KVW_EMPTY", 3, 128, "warpgroup 0, done with the stage"},
+    {"QP_FULL", 3, 32, "the q/P producer warp (lane 0 also expects the bytes)"},
+    {"QP_EMPTY", 3, 128, "warpgroup 1, done with the stage"},
+    {"HAND_FULL", 2, 128, "warpgroup 0, Sb and Ub stored"},
+    {"HAND_EMPTY", 2, 128, "warpgroup 1, Sb and Ub loaded"},
+    {"TAIL_KV", 1, 1, "the short chunk's raw k and v (bytes only)"},
+    {"TAIL_Q", 1, 1, "the short chunk's raw q (bytes only)"},
+};
+
+static int scan_bar_count(void) {
+  int n = 0;
+  for (size_t i = 0; i < COUNT_OF(SCAN_BARS); i++)
+    n += SCAN_BARS[i].n;
+  return n;
+}
+
+/* BAR_MAP: one macro per barrier kind, its address from the ScanArgs;
+ * BAR_INIT: their initialisation, by thread 0. */
+static void scan_bar_slots(Slots *sl) {
+  Out map, init;
+  out_init(&map);
+  out_init(&init);
+  init.indent = 2;
+  uint32_t off = 0;
+  for (size_t i = 0; i < COUNT_OF(SCAN_BARS); i++) {
+    const char *nm = SCAN_BARS[i].name;
+    if (SCAN_BARS[i].n == 1) {
+      outf(&map, "#define %s(a) ((a).bar + %uu)\n", nm, off);
+      out_line(&init, "mbar_init(%s(a), %d); // %s", nm, SCAN_BARS[i].arrivals, SCAN_BARS[i].who);
+    } else {
+      outf(&map, "#define %s(a, s) ((a).bar + %uu + 8u * (u32)(s))\n", nm, off);
+      out_line(&init, "for (int s = 0; s < %d; ++s) // %s", SCAN_BARS[i].n, SCAN_BARS[i].who);
+      out_line(&init, "  mbar_init(%s(a, s), %d);", nm, SCAN_BARS[i].arrivals);
+    }
+    off += 8u * (uint32_t)SCAN_BARS[i].n;
+  }
+  slot_out(sl, "BAR_MAP", &map);
+  slot_out(sl, "BAR_INIT", &init);
+}
 
 static void scan_layout(ScanLayout *l) {
   uint32_t off = 0;
@@ -325,7 +372,7 @@ static void scan_layout(ScanLayout *l) {
   l->kvw = carve(&off, 3 * l->kvw_stride, 1024);
   l->qp = carve(&off, 3 * l->qp_stride, 1024);
   l->hand = carve(&off, 2 * l->hand_stride, 1024);
-  l->bar = carve(&off, 18 * 8, 8);
+  l->bar = carve(&off, (uint32_t)scan_bar_count() * 8, 8);
   l->seqs = carve(&off, (SCAN_LPT_MAX + 2) * 4, 16); /* cu_seqlens, then the pick */
   l->end = off;
 }
@@ -408,6 +455,7 @@ static int emit_scan(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, D
   rc = rc ? rc : block_moves(p, &sl, "V_LDMATRIX", "ldmatrix_x4_trans", "sv", "vv", d);
   rc = rc ? rc : block_moves(p, &sl, "O_STMATRIX", "stmatrix_x4_trans", "so", "ob", d);
   scan_layout_slots(&sl, &l);
+  scan_bar_slots(&sl);
   slot_add(&sl, "ZERO_QK", "zero_rows_qk32");
   slot_add(&sl, "ZERO_V", "zero_rows_v32");
   slot_add(&sl, "ACC", "acc64");
