@@ -31,6 +31,8 @@ typedef struct ArchInfo {
   int sm;              /* 90 */
   int wgmma;           /* wgmma.mma_async and setmaxnreg exist */
   const char *gencode; /* nvcc flag, NULL when gdngen cannot target it */
+  unsigned smem_max;   /* dynamic shared memory a CTA may opt in to, bytes */
+  unsigned regs;       /* 32-bit registers of one SM */
 } ArchInfo;
 const ArchInfo *arch_info(ArchId a);
 int arch_parse(const char *name, ArchId *out); /* -1 if unknown */

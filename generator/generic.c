@@ -428,13 +428,31 @@ static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn
   return 0;
 }
 
-static int emit_scan(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
+/* What a kernel asks of one SM: its shared memory (with the 1 KB the
+ * kernel spends aligning its base) and `regs`, the registers of all its
+ * threads (0: left to ptxas and the launch bounds). */
+static int fits_sm(ArchId arch, const KernelInfo *ki, unsigned regs, Diag *d) {
+  const ArchInfo *a = arch_info(arch);
+  if (ki->smem > a->smem_max)
+    return diag_fail(d, "%s needs %u bytes of shared memory; %s allows %u", ki->name, ki->smem,
+                     a->name, a->smem_max);
+  if (regs > a->regs)
+    return diag_fail(d, "%s needs %u registers; an %s SM has %u", ki->name, regs, a->name,
+                     a->regs);
+  return 0;
+}
+
+/* Three warpgroups; the producer gives registers to the state and output
+ * warpgroups (setmaxnreg), whose sum over 128 threads fits the SM. */
+enum { SCAN_REGS_STATE = 232, SCAN_REGS_OUTPUT = 216, SCAN_REGS_PRODUCER = 56 };
+
+static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, KernelInfo *ki,
+                     Diag *d) {
   ScanLayout l;
   scan_layout(&l);
-  /* Three warpgroups; the producer gives registers to the state and output
-   * warpgroups: 128 x (STATE + OUTPUT + PRODUCER) fits the 64K file. */
-  enum { SCAN_REGS_STATE = 232, SCAN_REGS_OUTPUT = 216, SCAN_REGS_PRODUCER = 56 };
   *ki = (KernelInfo){"gdn_scan", 384, l.end + 1024};
+  if (fits_sm(arch, ki, 128u * (SCAN_REGS_STATE + SCAN_REGS_OUTPUT + SCAN_REGS_PRODUCER), d))
+    return -1;
   Slots sl = {.n = 0};
   emit_mbar_arrive(p);
   emit_bulk_load(p);
@@ -503,7 +521,8 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   out_init(&file);
   out_init(&table);
   int rc = emit_prepare(&p, tmpl_dir, &kernels, &ki[0], d);
-  rc = rc ? rc : emit_scan(&p, tmpl_dir, &kernels, &ki[1], d);
+  rc = rc ? rc : fits_sm(arch, &ki[0], 0, d);
+  rc = rc ? rc : emit_scan(&p, arch, tmpl_dir, &kernels, &ki[1], d);
   if (rc == 0) {
     gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan.", arch, "//");
     outf(&file, "\n");

@@ -6,10 +6,10 @@
 /* Only sm_90a has wgmma and setmaxnreg; the others are listed so that a
  * request for them is refused by name rather than as an unknown word. */
 static const ArchInfo arch_table[] = {
-    [ARCH_SM80] = {"sm_80", 80, 0, NULL},
-    [ARCH_SM90] = {"sm_90", 90, 0, NULL},
-    [ARCH_SM90A] = {"sm_90a", 90, 1, "-gencode=arch=compute_90a,code=sm_90a"},
-    [ARCH_SM100A] = {"sm_100a", 100, 0, NULL},
+    [ARCH_SM80] = {"sm_80", 80, 0, NULL, 163 * 1024, 65536},
+    [ARCH_SM90] = {"sm_90", 90, 0, NULL, 227 * 1024, 65536},
+    [ARCH_SM90A] = {"sm_90a", 90, 1, "-gencode=arch=compute_90a,code=sm_90a", 227 * 1024, 65536},
+    [ARCH_SM100A] = {"sm_100a", 100, 0, NULL, 227 * 1024, 65536},
 };
 _Static_assert(COUNT_OF(arch_table) == ARCH_COUNT, "one row per ArchId");
 

@@ -458,6 +458,29 @@ static void test_tail_copy_fn(void **state) {
   }
 }
 
+/* The zeroing of rows past a sequence's end: the same vector split and
+ * offsets as the masked copy, stores only (no load), and only rows >= valid. */
+static void test_tail_zero_fn(void **state) {
+  (void)state;
+  static const SmemTile t = {DT_BF16, MAJOR_K, SWZ_128B, 64, 128};
+  TailPlan tp;
+  assert_int_equal(tail_plan(&t, 32, &tp, NULL), 0);
+  Prelude p;
+  prelude_init(&p, ARCH_SM90A);
+  emit_tail_zero_fn(&p, "zero", &tp);
+  size_t len = p.text.len;
+  emit_tail_zero_fn(&p, "zero", &tp);
+  assert_int_equal(p.text.len, len); /* emitted once */
+  static const char *const must[] = {
+      "void zero(u32 dst, int valid, int tid)", "#pragma unroll 4", "it < 32;",
+      "int v = it * 32 + tid;", "row = v / 16, e = (v % 16) * 8;", "0x380u",
+      "if (row >= valid) st_shared_v4(dst + zero_off(row, e), 0u, 0u, 0u, 0u);"};
+  for (size_t w = 0; w < COUNT_OF(must); w++)
+    assert_has("tail zero", p.text.buf, must[w]);
+  assert_null(strstr(p.text.buf, "ld_global_v4(src"));
+  prelude_free(&p);
+}
+
 static void test_frag_fn(void **state) {
   (void)state;
   Prelude p;
@@ -624,6 +647,7 @@ int main(void) {
       cmocka_unit_test(test_emit_wgmma_dedup),
       cmocka_unit_test(test_tile_offset_fn),
       cmocka_unit_test(test_tail_copy_fn),
+      cmocka_unit_test(test_tail_zero_fn),
       cmocka_unit_test(test_frag_fn),
       cmocka_unit_test(test_probe_list_covers_products),
       cmocka_unit_test_setup_teardown(test_probe_emit_deterministic, make_dirs, remove_dirs),
