@@ -1,7 +1,8 @@
 /* generic.c: the generic pipeline, the route of every call that no
- * specialisation matches: gdn_prepare (256 threads, one CTA per chunk slot
- * and output head) then gdn_scan (128 threads, one CTA per sequence,
- * output head and 64-row half of the state). docs/numerics.md is the
+ * specialisation matches: gdn_prepare (128 threads, one CTA per chunk slot
+ * and output head) then gdn_scan (384 threads: state, output and producer
+ * warpgroups; one CTA per sequence, output head and 64-row half of the
+ * state). docs/generic.md explains the split. docs/numerics.md is the
  * contract; templates/gdn_*.cu.in hold the control flow; everything
  * layout-dependent below comes from the rule modules.
  */
