@@ -15,10 +15,12 @@
 
 #define GUARD 256
 #define MAX_SEQ 64
+#define MAX_RANDOM_SEQ 200
+_Static_assert(MAX_RANDOM_SEQ >= MAX_SEQ, "lens buffers hold any case");
 
 typedef struct Case {
   const char *name;
-  int n;                    /* sequences; 0: lens drawn at random */
+  int n;                    /* sequences; 0: lens[0] (30 if 0) drawn at random */
   int32_t lens[MAX_SEQ];
   int Hq, Hk, Hv;
   unsigned flags;           /* REF_NO_ALPHA, REF_NO_BETA, REF_NO_INITIAL_STATE */
@@ -44,6 +46,8 @@ static const Case cases[] = {
     {"t127", 1, {127}, 2, 2, 2, 0, 1},
     {"t129", 1, {129}, 2, 2, 2, 0, 1},
     {"packed-30-random", 0, {0}, 4, 4, 4, 0, 1},
+    /* More sequences than gdn_scan orders longest first (128): index order. */
+    {"packed-200-random", 0, {200}, 2, 2, 2, 0, 1},
     {"gqa-16-4-4", 3, {200, 77, 64}, 16, 4, 4, 0, 1},
     {"gva-4-4-16", 3, {150, 64, 1}, 4, 4, 16, 0, 1},
     {"alpha-absent", 2, {100, 28}, 4, 4, 4, REF_NO_ALPHA, 1},
@@ -130,9 +134,10 @@ static void lens_of(const Case *c, ref_rng *rng, int32_t *lens, int *n) {
     memcpy(lens, c->lens, sizeof(int32_t) * (size_t)c->n);
     return;
   }
-  *n = 30;
-  for (int i = 0; i < 30; i++)
-    lens[i] = 1 + (int32_t)(ref_uniform(rng) * 300);
+  *n = c->lens[0] > 0 ? c->lens[0] : 30;
+  const double longest = *n > MAX_SEQ ? 40 : 300; /* many short ones, or fewer longer */
+  for (int i = 0; i < *n; i++)
+    lens[i] = 1 + (int32_t)(ref_uniform(rng) * longest);
 }
 
 typedef struct Dev {
@@ -222,12 +227,11 @@ static int compare(const Case *c, const ref_problem *p, Dev *d, int Ho, char *ms
 }
 
 static void run_case(gpu_tally *t, gdn_handle *h, const Case *c, ref_rng *rng) {
-  int32_t lens[MAX_SEQ];
+  int32_t lens[MAX_RANDOM_SEQ];
   int n;
   lens_of(c, rng, lens, &n);
   ref_problem_owned *po = ref_problem_random(rng, lens, n, c->Hq, c->Hk, c->Hv, c->flags);
   const ref_problem *p = &po->p;
-  p = &po->p;
   ((ref_problem *)p)->scale = 0.73f;
   int Ho = ref_out_heads(c->Hq, c->Hv);
   Dev d;
