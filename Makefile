@@ -93,7 +93,9 @@ $(B)/tests/test_routes: tests/cpu/test_routes.c runtime/check.c runtime/route.c 
 CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref $(B)/tests/test_args \
              $(B)/tests/test_nvrtc $(B)/tests/test_routes
 
-test: $(CPU_TESTS) kernels
+# The GPU test binaries are built (not run) too, so that CI catches a
+# change that breaks them.
+test: $(CPU_TESTS) kernels gpu-test
 	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
 	bash tests/cli.sh $(B)/gdngen
 	bash tests/check_codegen.sh $(B)/gdngen
