@@ -1,0 +1,29 @@
+#!/bin/bash
+# Builds the C benchmark and the GDN GPU cases of several revisions side by
+# side, for an A/B in one device run:
+#   bench/tools/ab_build.sh REV...      (run here, from the repository root)
+# leaves build/ab/<name>/{gdn_bench,gpu_gdn} for each REV (name: the REV
+# with '/' as '-'), built in a temporary worktree with its own build
+# folder, so the checkout here is untouched. On the GPU machine (with
+# `build` carried):
+#   bench/tools/ab_run.sh [ITERS [ROW]]
+set -euo pipefail
+[ $# -gt 0 ] || { echo "usage: $0 REV..." >&2; exit 2; }
+root=$(git rev-parse --show-toplevel)
+mkdir -p "$root/build/ab"
+for rev in "$@"; do
+  name=${rev//\//-}
+  wt=$(mktemp -d)
+  git -C "$root" worktree add --detach -q "$wt" "$rev"
+  echo "== $rev ($(git -C "$wt" log --oneline -1))"
+  if make -C "$wt" -s gpu-test >"$wt.log" 2>&1; then
+    mkdir -p "$root/build/ab/$name"
+    cp "$wt/build/gdn_bench" "$wt/build/tests/gpu_gdn" "$root/build/ab/$name/"
+  else
+    tail -20 "$wt.log"
+    echo "build of $rev failed" >&2
+  fi
+  git -C "$root" worktree remove --force "$wt"
+  rm -f "$wt.log"
+done
+ls "$root/build/ab"
