@@ -37,6 +37,12 @@ kernels: generate
 	ninja -f generated/build.ninja
 	$(B)/gdngen resources generated/RESOURCES.md $$(sed -n 's/^  log = //p' generated/build.ninja)
 
+# The headers gdngen writes for the runtime (in RT_HDR): rewritten only
+# when their text changes; this rule makes `make` regenerate them before
+# the runtime is compiled against them.
+generated/gdn_kernels.h generated/gdn_routes.h: generate
+	@:
+
 # libgdn: the runtime and the embedded kernels, shared and static.
 $(B)/rt/%.o: runtime/%.c $(RT_HDR)
 	@mkdir -p $(B)/rt
