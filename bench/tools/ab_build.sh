@@ -17,6 +17,8 @@ for rev in "$@"; do
   git -C "$root" worktree add --detach -q "$wt" "$rev"
   echo "== $rev ($(git -C "$wt" log --oneline -1))"
   if make -C "$wt" -s gpu-test >"$wt.log" 2>&1; then
+    [ -z "$(git -C "$wt" status --porcelain generated)" ] ||
+      echo "note: $rev's generated/ is not what its generator makes"
     mkdir -p "$root/build/ab/$name"
     cp "$wt/build/gdn_bench" "$wt/build/tests/gpu_gdn" "$root/build/ab/$name/"
   else
