@@ -691,8 +691,8 @@ static __device__ __forceinline__ int scan_order(const int *cu_seqlens, int *s_c
 // last chunk of a sequence, if short, also comes by TMA, which reads rows of
 // the next sequence (TMA clips only at the tensor's end): the warp zeroes
 // those rows before the stage is published, so no value crosses the
-// boundary. A sequence has one short chunk at most,
-// so each tail barrier completes once, in phase 0.
+// boundary. A sequence has one short chunk at most, so each tail barrier
+// completes once, in phase 0.
 static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
