@@ -5,32 +5,36 @@
 
 #include "internal.h"
 
-/* q, k or v [T, H, 128] as the 3-D map {128, H, T}: one box is a 64-column
- * half of one head's rows for 64 tokens. */
-static gdn_status map_chunks(gdn_handle *h, CUtensorMap *m, uint64_t base, int heads,
-                             int64_t T, const char *what) {
-  cuuint64_t dims[3] = {GDN_HEAD_DIM, (cuuint64_t)heads, (cuuint64_t)T};
-  cuuint64_t strides[2] = {GDN_HEAD_DIM * 2, (cuuint64_t)heads * GDN_HEAD_DIM * 2};
-  cuuint32_t box[3] = {GDN_CHUNK_BOX_INNER, 1, GDN_CHUNK_BOX_ROWS}, es[3] = {1, 1, 1};
-  CUresult r = cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)base, dims,
-                                      strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+/* A bf16 tensor map with the chunk box and the kernels' swizzle: `rank`
+ * dims (innermost first), rank - 1 byte strides, the box per dim. */
+static gdn_status map_bf16(gdn_handle *h, CUtensorMap *m, uint64_t base, cuuint32_t rank,
+                           const cuuint64_t *dims, const cuuint64_t *strides,
+                           const cuuint32_t *box, const char *what) {
+  const cuuint32_t es[3] = {1, 1, 1};
+  CUresult r = cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, (void *)base,
+                                      dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                       (CUtensorMapSwizzle)GDN_SWIZZLE,
                                       CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, what);
 }
 
+/* q, k or v [T, H, 128] as the 3-D map {128, H, T}: one box is a 64-column
+ * half of one head's rows for 64 tokens. */
+static gdn_status map_chunks(gdn_handle *h, CUtensorMap *m, uint64_t base, int heads,
+                             int64_t T, const char *what) {
+  const cuuint64_t dims[3] = {GDN_HEAD_DIM, (cuuint64_t)heads, (cuuint64_t)T};
+  const cuuint64_t strides[2] = {GDN_HEAD_DIM * 2, (cuuint64_t)heads * GDN_HEAD_DIM * 2};
+  const cuuint32_t box[3] = {GDN_CHUNK_BOX_INNER, 1, GDN_CHUNK_BOX_ROWS};
+  return map_bf16(h, m, base, 3, dims, strides, box, what);
+}
+
 /* A workspace region of 64 x 64 bf16 tiles as the 2-D map {64, rows}. */
 static gdn_status map_tiles(gdn_handle *h, CUtensorMap *m, CUdeviceptr base, int64_t rows,
                             const char *what) {
-  cuuint64_t dims[2] = {64, (cuuint64_t)rows}, strides[1] = {128};
-  cuuint32_t box[2] = {GDN_CHUNK_BOX_INNER, GDN_CHUNK_BOX_ROWS}, es[2] = {1, 1};
-  CUresult r = cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims,
-                                      strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                      (CUtensorMapSwizzle)GDN_SWIZZLE,
-                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, what);
+  const cuuint64_t dims[2] = {64, (cuuint64_t)rows}, strides[1] = {128};
+  const cuuint32_t box[2] = {GDN_CHUNK_BOX_INNER, GDN_CHUNK_BOX_ROWS};
+  return map_bf16(h, m, base, 2, dims, strides, box, what);
 }
 
 /* `early` launches the kernel as a programmatic dependent of the previous
