@@ -250,12 +250,7 @@ static void test_nvrtc(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0xd15c;
   CUcontext ctx = gpu_init(0);
-  gdn_handle *h;
-  char err[512];
-  if (gdn_create_ex(0, 0, &h, err, sizeof err) != GDN_OK) {
-    fprintf(stderr, "gdn_create: %s\n", err);
-    return 2;
-  }
+  gdn_handle *h = gpu_handle(0, 0);
   ref_rng rng = ref_rng_seed(seed);
   gpu_tally t = {0, 0};
   test_graph(&t, h, &rng, 0);

@@ -268,12 +268,7 @@ int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed;
   const char *filter = argc > 2 ? argv[2] : NULL;
   gpu_init(0);
-  gdn_handle *h;
-  char err[512];
-  if (gdn_create_ex(0, 0, &h, err, sizeof err) != GDN_OK) {
-    fprintf(stderr, "gdn_create: %s\n", err);
-    return 2;
-  }
+  gdn_handle *h = gpu_handle(0, 0);
   ref_rng rng = ref_rng_seed(seed);
   gpu_tally t = {0, 0};
   printf("gdn cases, seed 0x%llx: rel-RMS vs the fp64 recurrence (bound %.0e), vs the staged "

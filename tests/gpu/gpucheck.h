@@ -64,6 +64,19 @@ static inline CUdeviceptr gpu_upload(const void *src, size_t bytes) {
   return d;
 }
 
+#ifdef GDN_H /* the tests of libgdn (the probes load their kernels themselves) */
+/* A handle on `device`, or the program ends with the reason (exit 2). */
+static inline gdn_handle *gpu_handle(int device, unsigned flags) {
+  gdn_handle *h;
+  char err[512];
+  if (gdn_create_ex(device, flags, &h, err, sizeof err) != GDN_OK) {
+    fprintf(stderr, "gdn_create: %s\n", err);
+    exit(2);
+  }
+  return h;
+}
+#endif
+
 static inline CUcontext gpu_init(int device) {
   CUdevice dev;
   CUcontext ctx;

@@ -861,12 +861,7 @@ int main(int argc, char **argv) {
   gpu_tally t = {0, 0};
   printf("gdn safety, seed 0x%llx, %ld stress calls of up to %lld tokens\n",
          (unsigned long long)seed, calls, (long long)tmax);
-  gdn_handle *h;
-  char err[512];
-  if (gdn_create_ex(0, 0, &h, err, sizeof err) != GDN_OK) {
-    fprintf(stderr, "gdn_create: %s\n", err);
-    return 2;
-  }
+  gdn_handle *h = gpu_handle(0, 0);
   test_isolation(&t, h, &rng, "MHA", 4, 4, 4);
   test_isolation(&t, h, &rng, "GQA", 8, 2, 2);
   test_isolation(&t, h, &rng, "GVA", 2, 2, 8);
