@@ -240,6 +240,23 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
                :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
+static __device__ __forceinline__ void tma_store_3d(const TmaMap *map, u32 src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
+               " [%0, {%2, %3, %4}], [%1];"
+               :: "l"((u64)map), "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+static __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+static __device__ __forceinline__ void bulk_wait_read_1() {
+  asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+}
+
+static __device__ __forceinline__ void bulk_wait_0() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
 // Byte offset of element (mn, k) in a 64 x 128 bf16 K-major tile, 128B swizzle.
 static __device__ __forceinline__ u32 zero_rows_qk32_off(u32 mn, u32 k) {
   u32 row = mn, e = k;
@@ -633,7 +650,7 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
 }
 
 struct ScanArgs {
-  const TmaMap *mq, *mk, *mv, *mp, *mw;
+  const TmaMap *mq, *mk, *mv, *mp, *mw, *mo;
   const u16 *q, *k, *v;
   const float *ws_g;
   u16 *o;
@@ -983,9 +1000,9 @@ static __device__ __forceinline__ void state_role(const ScanArgs &a, const float
   }
 }
 
-// One chunk of output: O^T = g_t (Sb Q^T) + Ub P^T, scaled, rows t < L
-// written through a staging tile (the chunk's q tile), 16 bytes a thread at
-// a time; the q/P stage is released after the last read of it.
+// One chunk of output: O^T = g_t (Sb Q^T) + Ub P^T, scaled, staged in the
+// chunk's q tile as [t][v]; a full chunk leaves by one TMA store, a short
+// one row by row (t < L), 16 bytes a thread at a time.
 static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt) {
   const u32 qp = QP(a, c % 3), hand = HAND(a, c & 1);
   const u32 so = qp + 0u; // O^T is staged in the q tile, dead once OP is formed
@@ -1058,23 +1075,45 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
         ob[12], ob[13], ob[14], ob[15]);
   }
-  bar_sync(2, 128);
-  u16 *dst = a.o + ((i64)t0 * a.Ho + a.h) * 128 + a.v0;
+  if (L == 64) { // a full chunk: one TMA store of the staged tile
+    fence_proxy_async(); // this thread's stmatrix writes, seen by the TMA engine
+    bar_sync(2, 128);
+    if (wt == 0) {
+      tma_store_3d(a.mo, so, a.v0, a.h, t0);
+      bulk_commit();
+    }
+  } else { // a short chunk: rows t < L alone, so no row of the next sequence is written
+    bar_sync(2, 128);
+    u16 *dst = a.o + ((i64)t0 * a.Ho + a.h) * 128 + a.v0;
 #pragma unroll
-  for (int it = 0; it < 4; ++it) {
-    const int id = it * 128 + wt, t = id >> 3, e = (id & 7) * 8;
-    if (t < L) {
-      u32 x, y, z, w;
-      ld_shared_v4(so + tile_64(t, e), x, y, z, w);
-      st_global_v4(dst + (i64)t * a.Ho * 128 + e, x, y, z, w);
+    for (int it = 0; it < 4; ++it) {
+      const int id = it * 128 + wt, t = id >> 3, e = (id & 7) * 8;
+      if (t < L) {
+        u32 x, y, z, w;
+        ld_shared_v4(so + tile_64(t, e), x, y, z, w);
+        st_global_v4(dst + (i64)t * a.Ho * 128 + e, x, y, z, w);
+      }
     }
   }
-  mbar_arrive(QP_EMPTY(a, c % 3)); // the stores above have consumed this thread's reads
+  // The q/P stage is free once every thread is done with it. Thread 0's
+  // TMA store may still be reading it: thread 0 releases each stage one
+  // chunk late, once that store has read its tile.
+  if (wt != 0) {
+    mbar_arrive(QP_EMPTY(a, c % 3));
+  } else {
+    bulk_wait_read_1();
+    if (c > 0)
+      mbar_arrive(QP_EMPTY(a, (c - 1) % 3));
+  }
 }
 
 static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
   for (int c = 0; c < a.nchunks; ++c)
     output_chunk(a, c, wt);
+  if (wt == 0 && a.nchunks > 0) { // every store done before the CTA's memory goes
+    bulk_wait_0();
+    mbar_arrive(QP_EMPTY(a, (a.nchunks - 1) % 3));
+  }
 }
 
 // gdn_scan: the state recurrence over the chunks of one sequence, for one
@@ -1095,7 +1134,8 @@ static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
          const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
-         const __grid_constant__ TmaMap map_w, const u16 *q, const u16 *k, const u16 *v,
+         const __grid_constant__ TmaMap map_w, const __grid_constant__ TmaMap map_o,
+         const u16 *q, const u16 *k, const u16 *v,
          const float *ws_g, const int *cu_seqlens, const float *h0, float *ht, u16 *o,
          int T, int Hq, int Hk, int Hv, int Ho, float scale) {
   extern __shared__ unsigned char smem_raw[];
@@ -1105,7 +1145,7 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
   a.base = (raw + 1023u) & ~1023u;
   a.gbase = smem_raw + (a.base - raw);
   a.bar = a.base + 227328u;
-  a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w;
+  a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w, a.mo = &map_o;
   a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.o = o;
   a.v0 = 64 * blockIdx.x, a.h = blockIdx.y, a.Ho = Ho;
   a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;

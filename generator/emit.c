@@ -363,6 +363,36 @@ void emit_tma_load_3d(Prelude *p) {
   outf(&p->text, "               : \"memory\");\n}\n\n");
 }
 
+/* TMA store of one 3-D box from shared memory, tracked by the issuing
+ * thread's bulk async-group. */
+void emit_tma_store_3d(Prelude *p) {
+  if (seen(p, "tma_store_3d"))
+    return;
+  outf(&p->text, FN " void tma_store_3d(const TmaMap *map, u32 src, int c0, int c1, int c2) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.3d.global.shared::cta.bulk_group\"\n");
+  outf(&p->text, "               \" [%%0, {%%2, %%3, %%4}], [%%1];\"\n");
+  outf(&p->text, "               :: \"l\"((u64)map), \"r\"(src), \"r\"(c0), \"r\"(c1), \"r\"(c2)\n");
+  outf(&p->text, "               : \"memory\");\n}\n\n");
+}
+
+void emit_bulk_commit(Prelude *p) {
+  if (seen(p, "bulk_commit"))
+    return;
+  outf(&p->text, FN " void bulk_commit() { asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\"); }\n\n");
+}
+
+/* Waits until at most n of this thread's bulk groups are pending: with
+ * `read`, only until their shared-memory sources have been read. */
+void emit_bulk_wait(Prelude *p, int n, int read) {
+  char name[40];
+  snprintf(name, sizeof name, "bulk_wait%s_%d", read ? "_read" : "", n);
+  if (seen(p, name))
+    return;
+  outf(&p->text, FN " void %s() {\n", name);
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.wait_group%s %d;\" ::: \"memory\");\n}\n\n",
+       read ? ".read" : "", n);
+}
+
 /* A plain arrival (no transaction bytes): consumers release a buffer. */
 void emit_mbar_arrive(Prelude *p) {
   if (seen(p, "mbar_arrive"))

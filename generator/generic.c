@@ -457,6 +457,10 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   Slots sl = {.n = 0};
   emit_mbar_arrive(p);
   emit_bulk_load(p);
+  emit_tma_store_3d(p);
+  emit_bulk_commit(p);
+  emit_bulk_wait(p, 1, 1);
+  emit_bulk_wait(p, 0, 0);
   emit_st_shared_v4(p);
   int rc = check_k_views(d);
   rc = rc ? rc : tail_fn(p, "zero_rows_qk32", &TILE_QK, 32, 1, d);

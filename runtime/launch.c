@@ -55,7 +55,7 @@ static gdn_status launch(gdn_handle *h, int k, unsigned gx, unsigned gy, unsigne
 
 gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gdn_plan *p,
                               CUdeviceptr ws, CUstream stream) {
-  CUtensorMap mq, mk, mv, mp, mw;
+  CUtensorMap mq, mk, mv, mp, mw, mo;
   int64_t rows = p->slots * p->Ho * 64;
   gdn_status s = map_chunks(h, &mq, a->q, p->Hq, p->T, "tensor map of q");
   if (s == GDN_OK)
@@ -66,6 +66,8 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
     s = map_tiles(h, &mp, ws + p->ws_p, rows, "tensor map of the workspace (P)");
   if (s == GDN_OK)
     s = map_tiles(h, &mw, ws + p->ws_w, rows, "tensor map of the workspace (W)");
+  if (s == GDN_OK) /* o [T, Ho, 128]: full chunks leave by TMA store */
+    s = map_chunks(h, &mo, a->o, p->Ho, p->T, "tensor map of o");
   if (s != GDN_OK)
     return s;
   CUdeviceptr ws_p = ws + p->ws_p, ws_w = ws + p->ws_w, ws_g = ws + p->ws_g;
@@ -76,7 +78,7 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
   s = launch(h, GDN_K_PREPARE, (unsigned)p->slots, (unsigned)Ho, 1, prep, 0, stream);
   if (s != GDN_OK)
     return s;
-  void *scan[] = {&mq, &mk, &mv, &mp, &mw, (void *)&a->q, (void *)&a->k, (void *)&a->v, &ws_g,
+  void *scan[] = {&mq, &mk, &mv, &mp, &mw, &mo, (void *)&a->q, (void *)&a->k, (void *)&a->v, &ws_g,
                   (void *)&a->cu_seqlens, (void *)&a->initial_state, (void *)&a->final_state,
                   (void *)&a->o, &T, &Hq, &Hk, &Hv, &Ho, &scale};
   return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, 1, stream);
