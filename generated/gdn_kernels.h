@@ -9,10 +9,11 @@ typedef struct gdn_kernel_spec {
   unsigned threads, smem_bytes;
 } gdn_kernel_spec;
 
-enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_COUNT };
+enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_COUNT };
 static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
   {"gdn_prepare", "gdn_generic", 128, 38408},
   {"gdn_scan", "gdn_generic", 384, 229016},
+  {"gdn_fused", "gdn_generic", 384, 229016},
 };
 
 // q, k, v: 3-D maps {128, H, T}, one box = 64 columns x 1 head x 64 tokens.
@@ -24,5 +25,11 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 // g then g_L / g (fp32 2 x 64).
 #define GDN_WS_TILE_BYTES 8192u
 #define GDN_WS_G_BYTES 512u
+// gdn_fused: ready flags per slot and head (u32: two halves x two producer
+// warps), and prepare units per CTA.
+#define GDN_WS_FLAG_BYTES 16u
+#define GDN_FUSED_UNITS 3u
+// gdn_prepare CTAs one SM holds (its launch bounds).
+#define GDN_PREPARE_CTAS_PER_SM 4u
 
 #endif

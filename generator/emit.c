@@ -393,6 +393,32 @@ void emit_bulk_wait(Prelude *p, int n, int read) {
        read ? ".read" : "", n);
 }
 
+/* A ready flag in global memory, set and read by CTAs of one grid that run
+ * on different SMs (gpu scope): release orders the writes it publishes. */
+void emit_st_release_gpu(Prelude *p) {
+  if (seen(p, "st_release_gpu"))
+    return;
+  outf(&p->text, FN " void st_release_gpu(unsigned *at, unsigned v) {\n");
+  outf(&p->text, "  asm volatile(\"st.release.gpu.global.u32 [%%0], %%1;\" :: \"l\"(at), \"r\"(v) : \"memory\");\n}\n\n");
+}
+
+void emit_ld_acquire_gpu(Prelude *p) {
+  if (seen(p, "ld_acquire_gpu"))
+    return;
+  outf(&p->text, FN " unsigned ld_acquire_gpu(const unsigned *at) {\n  unsigned v;\n");
+  outf(&p->text, "  asm volatile(\"ld.acquire.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(at) : \"memory\");\n");
+  outf(&p->text, "  return v;\n}\n\n");
+}
+
+/* After an acquire of data other CTAs wrote with ordinary stores, orders
+ * this thread's later TMA (async proxy) reads of it after the acquire. */
+void emit_fence_proxy_async_global(Prelude *p) {
+  if (seen(p, "fence_proxy_async_global"))
+    return;
+  outf(&p->text, FN " void fence_proxy_async_global() {\n");
+  outf(&p->text, "  asm volatile(\"fence.proxy.async.global;\" ::: \"memory\");\n}\n\n");
+}
+
 /* A plain arrival (no transaction bytes): consumers release a buffer. */
 void emit_mbar_arrive(Prelude *p) {
   if (seen(p, "mbar_arrive"))

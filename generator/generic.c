@@ -191,23 +191,28 @@ static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots 
   return rc;
 }
 
+/* Prepare units per CTA of gdn_fused: one per warpgroup. gdn_prepare's
+ * __launch_bounds__ minimum: CTAs that share an SM. */
+enum { FUSED_UNITS = 3, PREPARE_CTAS_PER_SM = 4 };
+
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
            k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
            b = carve(&off, 256, 16), a8 = carve(&off, 2048, 16), d8 = carve(&off, 2048, 16),
            bar = carve(&off, 8, 8);
   *ki = (KernelInfo){"gdn_prepare", 128, off + 1024};
+  emit_st_release_gpu(p);
   Slots sl = {.n = 0};
   Out ld;
   out_init(&ld);
   ld.indent = 3;
   emit_st_shared_v4(p);
   int rc = tail_fn(p, "tail_qk128", &TILE_QK, 128, 0, d);
-  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "&map_q", "0", "hq", "t0", d);
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "a.mq", "0", "hq", "t0", d);
   if (rc == 0)
     slot_out(&sl, "LOAD_Q", &ld);
   ld.indent = 3;
-  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sk", "&map_k", "0", "hk", "t0", d);
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sk", "a.mk", "0", "hk", "t0", d);
   if (rc == 0)
     slot_out(&sl, "LOAD_K", &ld);
   const struct {
@@ -215,7 +220,8 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
     uint32_t v;
   } nums[] = {{"Q_OFF", q}, {"K_OFF", k}, {"G_OFF", g}, {"B_OFF", b}, {"A8_OFF", a8},
               {"D8_OFF", d8}, {"BAR_OFF", bar}, {"QK_BYTES", 2 * tile_bytes(&TILE_QK)},
-              {"Z_IN_K", tile_bytes(&TILE_D)}};
+              {"Z_IN_K", tile_bytes(&TILE_D)}, {"UNIT_BYTES", off},
+              {"CTAS_PER_SM", PREPARE_CTAS_PER_SM}};
   for (size_t i = 0; i < COUNT_OF(nums); i++)
     slot_add(&sl, nums[i].name, "%u", nums[i].v);
   /* A (fp32, fragment order) takes q's bytes, D and Z take k's. */
@@ -456,6 +462,8 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
     return -1;
   Slots sl = {.n = 0};
   emit_mbar_arrive(p);
+  emit_ld_acquire_gpu(p);
+  emit_fence_proxy_async_global(p);
   emit_bulk_load(p);
   emit_tma_store_3d(p);
   emit_bulk_commit(p);
@@ -491,6 +499,25 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   return rc;
 }
 
+/* gdn_fused (templates/gdn_fused.cu.in): gdn_scan's CTAs and CTAs of
+ * FUSED_UNITS prepare units in one grid; as much shared memory as the
+ * larger of the two, and the scan's registers. */
+static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
+                      const KernelInfo *scan, Out *o, KernelInfo *ki, Diag *d) {
+  uint32_t stride = (prep->smem - 1024 + 1023) / 1024 * 1024;
+  uint32_t units = FUSED_UNITS * stride + 1024;
+  *ki = (KernelInfo){"gdn_fused", 384, units > scan->smem ? units : scan->smem};
+  if (fits_sm(arch, ki, 128u * (SCAN_REGS_STATE + SCAN_REGS_OUTPUT + SCAN_REGS_PRODUCER), d))
+    return -1;
+  Slots sl = {.n = 0};
+  slot_add(&sl, "UNITS", "%d", FUSED_UNITS);
+  slot_add(&sl, "UNIT_STRIDE", "%u", stride);
+  static const char *const tmpl[] = {"gdn_fused.cu.in"};
+  int rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
+  slots_free(&sl);
+  return rc;
+}
+
 /* The launch facts the runtime reads: kernels, tensor-map boxes, workspace. */
 static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   uint32_t box[2];
@@ -499,7 +526,7 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "#ifndef GDN_KERNELS_H\n#define GDN_KERNELS_H\n\n");
   outf(o, "typedef struct gdn_kernel_spec {\n  const char *name, *file;\n");
   outf(o, "  unsigned threads, smem_bytes;\n} gdn_kernel_spec;\n\n");
-  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_COUNT };\n");
+  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_COUNT };\n");
   outf(o, "static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {\n");
   for (int i = 0; i < n; i++)
     outf(o, "  {\"%s\", \"gdn_generic\", %u, %u},\n", ki[i].name, ki[i].threads, ki[i].smem);
@@ -512,15 +539,19 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
        swizzle_info(TILE_QK.swz)->tma_code);
   outf(o, "// Workspace per chunk slot and output head: P and W (bf16 64 x 64), and\n");
   outf(o, "// g then g_L / g (fp32 2 x 64).\n");
-  outf(o, "#define GDN_WS_TILE_BYTES %uu\n#define GDN_WS_G_BYTES 512u\n\n#endif\n",
-       tile_bytes(&TILE_64));
+  outf(o, "#define GDN_WS_TILE_BYTES %uu\n#define GDN_WS_G_BYTES 512u\n", tile_bytes(&TILE_64));
+  outf(o, "// gdn_fused: ready flags per slot and head (u32: two halves x two producer\n");
+  outf(o, "// warps), and prepare units per CTA.\n");
+  outf(o, "#define GDN_WS_FLAG_BYTES 16u\n#define GDN_FUSED_UNITS %du\n", FUSED_UNITS);
+  outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
+  outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n\n#endif\n", PREPARE_CTAS_PER_SM);
 }
 
 int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d) {
   Prelude p;
   prelude_init(&p, arch);
   common_prelude(&p);
-  KernelInfo ki[2];
+  KernelInfo ki[3];
   Out kernels, file, table;
   out_init(&kernels);
   out_init(&file);
@@ -528,8 +559,9 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   int rc = emit_prepare(&p, tmpl_dir, &kernels, &ki[0], d);
   rc = rc ? rc : fits_sm(arch, &ki[0], 0, d);
   rc = rc ? rc : emit_scan(&p, arch, tmpl_dir, &kernels, &ki[1], d);
+  rc = rc ? rc : emit_fused(arch, tmpl_dir, &ki[0], &ki[1], &kernels, &ki[2], d);
   if (rc == 0) {
-    gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan.", arch, "//");
+    gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan, or both in gdn_fused.", arch, "//");
     outf(&file, "\n");
     out_append(&file, &p.text);
     out_append(&file, &kernels);
@@ -538,7 +570,7 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
     free(path);
   }
   if (rc == 0) {
-    kernel_table(&table, ki, 2);
+    kernel_table(&table, ki, 3);
     char *path = path_join(out_dir, "gdn_kernels.h");
     rc = out_write_file(&table, path, d);
     free(path);

@@ -78,7 +78,8 @@ static gdn_status check_sizes(const gdn_prefill_args *a, char *msg, size_t n) {
   return GDN_OK;
 }
 
-/* Workspace: P, W (bf16 64 x 64) and g (fp32 2 x 64) per slot and head. */
+/* Workspace: P, W (bf16 64 x 64), g (fp32 2 x 64) and the ready flags of
+ * gdn_fused (4 x u32) per slot and head. */
 static gdn_status plan_workspace(gdn_plan *p, char *msg, size_t n) {
   p->slots = p->T / 64 + p->N;
   int64_t tiles = p->slots * p->Ho;
@@ -89,7 +90,8 @@ static gdn_status plan_workspace(gdn_plan *p, char *msg, size_t n) {
   p->ws_p = 0;
   p->ws_w = (size_t)tiles * GDN_WS_TILE_BYTES;
   p->ws_g = 2 * (size_t)tiles * GDN_WS_TILE_BYTES;
-  p->ws_bytes = p->ws_g + (size_t)tiles * GDN_WS_G_BYTES;
+  p->ws_f = p->ws_g + (size_t)tiles * GDN_WS_G_BYTES;
+  p->ws_bytes = p->ws_f + (size_t)tiles * GDN_WS_FLAG_BYTES;
   return GDN_OK;
 }
 

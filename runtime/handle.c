@@ -77,6 +77,8 @@ gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err
   if (r == CUDA_SUCCESS)
     r = cuDeviceGet(&h->dev, device);
   if (r == CUDA_SUCCESS)
+    r = cuDeviceGetAttribute(&h->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, h->dev);
+  if (r == CUDA_SUCCESS)
     r = cuDevicePrimaryCtxRetain(&h->ctx, h->dev);
   gdn_status s = r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, "device setup");
   if (s == GDN_OK && (r = cuCtxPushCurrent(h->ctx)) != CUDA_SUCCESS)

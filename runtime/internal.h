@@ -24,6 +24,7 @@ struct gdn_handle {
   CUmodule mod;
   CUfunction fn[GDN_K_COUNT];
   int from_nvrtc;             /* 1 if the kernels were compiled at create */
+  int sms;                    /* the device's multiprocessors */
   pthread_mutex_t lock;       /* guards what follows */
   CUdeviceptr ws;             /* the handle's own workspace, or 0 */
   size_t ws_bytes;
@@ -37,7 +38,7 @@ typedef struct gdn_plan {
   int64_t T;
   int N, Hq, Hk, Hv, Ho;
   int64_t slots;       /* chunk slots: T / 64 + N */
-  size_t ws_p, ws_w, ws_g, ws_bytes; /* workspace offsets and size */
+  size_t ws_p, ws_w, ws_g, ws_f, ws_bytes; /* workspace offsets and size */
   gdn_route route;
 } gdn_plan;
 gdn_status gdn_check_args(const gdn_prefill_args *a, gdn_plan *plan, char *msg, size_t n);

@@ -146,21 +146,21 @@ static const GoodCase good_cases[] = {
      1, (INT32_MAX - 64) / 64 + 1},
 };
 
-/* The workspace regions: P, W and g (g and g_L / g), in that order,
+/* The workspace regions: P, W, g (g and g_L / g) and the ready flags, in that order,
  * disjoint, 16-byte aligned, each at least as large as its tiles, all
  * inside ws_bytes. */
 static void assert_workspace(const char *what, const gdn_plan *p) {
   uint64_t tiles = (uint64_t)p->slots * (uint64_t)p->Ho;
-  uint64_t tile = 64 * 64 * 2, g = 2 * 64 * 4;
+  uint64_t tile = 64 * 64 * 2, g = 2 * 64 * 4, flags = 4 * 4;
   if (p->ws_bytes == 0)
     fail_msg("%s: ws_bytes is 0", what);
-  if (p->ws_p % 16 || p->ws_w % 16 || p->ws_g % 16)
-    fail_msg("%s: workspace offsets %zu, %zu, %zu are not 16-byte aligned", what, p->ws_p,
-             p->ws_w, p->ws_g);
+  if (p->ws_p % 16 || p->ws_w % 16 || p->ws_g % 16 || p->ws_f % 16)
+    fail_msg("%s: workspace offsets %zu, %zu, %zu, %zu are not 16-byte aligned", what, p->ws_p,
+             p->ws_w, p->ws_g, p->ws_f);
   if (!(p->ws_p + tiles * tile <= p->ws_w && p->ws_w + tiles * tile <= p->ws_g &&
-        p->ws_g + tiles * g <= p->ws_bytes))
-    fail_msg("%s: workspace regions P@%zu W@%zu g@%zu (of %zu bytes) overlap or overflow for "
-             "%llu tiles", what, p->ws_p, p->ws_w, p->ws_g, p->ws_bytes,
+        p->ws_g + tiles * g <= p->ws_f && p->ws_f + tiles * flags <= p->ws_bytes))
+    fail_msg("%s: workspace regions P@%zu W@%zu g@%zu flags@%zu (of %zu bytes) overlap or "
+             "overflow for %llu tiles", what, p->ws_p, p->ws_w, p->ws_g, p->ws_f, p->ws_bytes,
              (unsigned long long)tiles);
 }
 

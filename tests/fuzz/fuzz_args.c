@@ -56,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define ROWS_MAX ((int64_t)INT32_MAX)       /* workspace tensor-map rows */
 #define TILE_BYTES (64 * 64 * 2)            /* P or W: 64 x 64 bf16     */
 #define GATE_BYTES (2 * 64 * 4)             /* g and g_L / g: 2 x 64 fp32 */
+#define FLAG_BYTES (4 * 4)                  /* ready flags: 4 x u32      */
 #define MSG_LIMIT 512                       /* GDN_ERR_LEN               */
 #define MSG_ROOM 4096                       /* room to see an overlong one */
 
@@ -421,9 +422,9 @@ static size_t bounded_len(const char *s, size_t room) {
 }
 
 /* Three half-open byte ranges, pairwise disjoint. */
-static int disjoint(const uint64_t lo[3], const uint64_t hi[3]) {
-  for (int i = 0; i < 3; i++)
-    for (int j = i + 1; j < 3; j++)
+static int disjoint(const uint64_t lo[4], const uint64_t hi[4]) {
+  for (int i = 0; i < 4; i++)
+    for (int j = i + 1; j < 4; j++)
       if (lo[i] < hi[j] && lo[j] < hi[i])
         return 0;
   return 1;
@@ -441,16 +442,16 @@ static void check_plan(const gdn_prefill_args *a, const Verdict *v, const gdn_pl
   if (p->slots != a->T / 64 + a->N)
     disagree(a, v, GDN_OK, "", "slots != T / 64 + N");
   uint64_t tiles = (uint64_t)p->slots * (uint64_t)Ho;
-  uint64_t lo[3] = {p->ws_p, p->ws_w, p->ws_g};
-  uint64_t hi[3] = {p->ws_p + tiles * TILE_BYTES, p->ws_w + tiles * TILE_BYTES,
-                    p->ws_g + tiles * GATE_BYTES};
-  if ((lo[0] | lo[1] | lo[2]) % 16)
+  uint64_t lo[4] = {p->ws_p, p->ws_w, p->ws_g, p->ws_f};
+  uint64_t hi[4] = {p->ws_p + tiles * TILE_BYTES, p->ws_w + tiles * TILE_BYTES,
+                    p->ws_g + tiles * GATE_BYTES, p->ws_f + tiles * FLAG_BYTES};
+  if ((lo[0] | lo[1] | lo[2] | lo[3]) % 16)
     disagree(a, v, GDN_OK, "", "a workspace region is not 16-byte aligned");
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (hi[i] < lo[i] || hi[i] > p->ws_bytes)
       disagree(a, v, GDN_OK, "", "a workspace region ends past ws_bytes");
   if (!disjoint(lo, hi))
-    disagree(a, v, GDN_OK, "", "the workspace regions P, W and g overlap");
+    disagree(a, v, GDN_OK, "", "the workspace regions P, W, g and the flags overlap");
 }
 
 /* Routing reads host-visible facts only: other pointer values (same ones

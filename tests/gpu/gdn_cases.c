@@ -54,6 +54,10 @@ static const Case cases[] = {
     {"beta-absent", 2, {100, 28}, 4, 4, 4, REF_NO_BETA, 1},
     {"initial-without-final", 2, {130, 60}, 4, 4, 4, 0, 0},
     {"final-without-initial", 2, {130, 60}, 4, 4, 4, NO_INIT, 1},
+    /* gdn_fused (on a 132-SM H200: prepare units > 4 x SMs, scan CTAs <=
+     * SMs / 2): a 1-token sequence and tails between long ones; GVA. */
+    {"fused-tails-3", 3, {5001, 1, 3999}, 4, 4, 4, 0, 1},
+    {"fused-gva-2-2-8", 1, {8191}, 2, 2, 8, NO_INIT, 1},
 };
 
 /* A device buffer with guard bands: `n` elements of `esize` bytes at
