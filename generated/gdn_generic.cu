@@ -548,7 +548,7 @@ struct PrepArgs {
 // chunk. One warpgroup forms QK and KK, then P, A and the inverse ladder
 // 8 -> 16 -> 32 -> 64 on fp16 tensor-core products. Once QK and KK are
 // formed, the q and k tiles are dead and their bytes hold A and the ladder's
-// operands, which keeps a unit small (37384 bytes from `base`).
+// operands, which keeps a unit small (37640 bytes from `base`).
 // The warpgroup synchronises on named barrier `bid` alone, so that several
 // units can share a CTA.
 //
@@ -569,11 +569,12 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     return; // a slot that no chunk uses
   const int L = min(64, eos - t0);
   const int hq = h * a.Hq / Ho, hk = h * a.Hk / Ho;
-  const u32 sq = base + 0u, sk = base + 16384u, bar = base + 37376u;
+  const u32 sq = base + 0u, sk = base + 16384u, bar = base + 37632u;
   const u32 sa = sq, sd = sk, sz = sk + 8192u; // reuse once QK and KK are formed
   float *s_g = (float *)(gbase + 32768), *s_b = (float *)(gbase + 33024);
-  float *s_a8 = (float *)(gbase + 33280); // [64][8] diagonal blocks of A
-  float *s_d8 = (float *)(gbase + 35328); // [64][8] their inverses, D8
+  float *s_gi = (float *)(gbase + 33280); // 1 / g_s, one reciprocal per column
+  float *s_a8 = (float *)(gbase + 33536); // [64][8] diagonal blocks of A
+  float *s_d8 = (float *)(gbase + 35584); // [64][8] their inverses, D8
   const i64 row = (i64)(slot * Ho + h) * 64;
   float *ws_g = a.ws_g;
   if (tid == 0) {
@@ -618,6 +619,7 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   if (tid < 64) { // g, and the decay from each row to the chunk's last valid row
     ws_g[2 * row + tid] = s_g[tid];
     ws_g[2 * row + 64 + tid] = s_g[L - 1] / s_g[tid];
+    s_gi[tid] = 1.f / s_g[tid];
   }
   if (L == 64)
     mbar_wait(bar, 0);
@@ -653,9 +655,9 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   wgmma_wait_0();
   bar_sync(bid, 128); // q and k are read: their bytes now hold A, D and Z
 #pragma unroll
-  for (int r = 0; r < 32; ++r) { // one division g_t / g_s serves P and A
+  for (int r = 0; r < 32; ++r) { // one decay g_t * (1 / g_s) serves P and A
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    const float ratio = s <= t ? s_g[t] / s_g[s] : 0.f;
+    const float ratio = s <= t ? s_g[t] * s_gi[s] : 0.f;
     qk[r] *= ratio;                                    // P before rounding
     kk[r] = s < t ? s_b[t] * (kk[r] * ratio) : 0.f;    // A
   }

@@ -198,8 +198,8 @@ enum { FUSED_UNITS = 3, PREPARE_CTAS_PER_SM = 4 };
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
            k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
-           b = carve(&off, 256, 16), a8 = carve(&off, 2048, 16), d8 = carve(&off, 2048, 16),
-           bar = carve(&off, 8, 8);
+           b = carve(&off, 256, 16), gi = carve(&off, 256, 16), a8 = carve(&off, 2048, 16),
+           d8 = carve(&off, 2048, 16), bar = carve(&off, 8, 8);
   *ki = (KernelInfo){"gdn_prepare", 128, off + 1024};
   emit_st_release_gpu(p);
   Slots sl = {.n = 0};
@@ -218,7 +218,7 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   const struct {
     const char *name;
     uint32_t v;
-  } nums[] = {{"Q_OFF", q}, {"K_OFF", k}, {"G_OFF", g}, {"B_OFF", b}, {"A8_OFF", a8},
+  } nums[] = {{"Q_OFF", q}, {"K_OFF", k}, {"G_OFF", g}, {"B_OFF", b}, {"GI_OFF", gi}, {"A8_OFF", a8},
               {"D8_OFF", d8}, {"BAR_OFF", bar}, {"QK_BYTES", 2 * tile_bytes(&TILE_QK)},
               {"Z_IN_K", tile_bytes(&TILE_D)}, {"UNIT_BYTES", off},
               {"CTAS_PER_SM", PREPARE_CTAS_PER_SM}};

@@ -81,10 +81,11 @@ void ref_chunk_decay(const float *a, float *g) {
   }
 }
 
-/* Steps 2-3: QK and KK in fp32, the decay transfer g_t / g_s (one fp32
- * division of the two published values), beta on the rows of KK.
- *   P[t][s] = bf16(QK[t][s] * (g_t / g_s))          for s <= t
- *   A[t][s] = b_t * (KK[t][s] * (g_t / g_s))        for s <  t */
+/* Steps 2-3: QK and KK in fp32, the decay transfer g_t * (1 / g_s) (the
+ * fp32 reciprocal of the column's published value, then one product), beta
+ * on the rows of KK.
+ *   P[t][s] = bf16(QK[t][s] * (g_t * (1 / g_s)))    for s <= t
+ *   A[t][s] = b_t * (KK[t][s] * (g_t * (1 / g_s)))  for s <  t */
 void ref_chunk_masks(const ref_chunk_in *in, const float *g,
                      uint16_t P[REF_C][REF_C], float A[REF_C][REF_C]) {
   for (int t = 0; t < REF_C; t++)
@@ -93,7 +94,7 @@ void ref_chunk_masks(const ref_chunk_in *in, const float *g,
       A[t][s] = 0.0f;
       if (s > t)
         continue;
-      float decay = g[t] / g[s];
+      float decay = g[t] * (1.0f / g[s]);
       float qk = dot_f32(0.0f, in->q[t], in->k[s], REF_D);
       P[t][s] = ref_bf16(qk * decay);
       if (s < t) {
