@@ -148,7 +148,8 @@ $(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
 	$(CC) $(CFLAGS) -Iruntime -Itests/ref $(CUDA_INC) -o $@ bench/gdn_bench.c $(REF_SRC) \
 	  $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
 
-gpu-test: kernels $(GPU_TESTS) $(B)/gdn_bench $(B)/tests/gpu_multi
+# libgdn.so too: tests/gpu/test_binding.py and bench/harness.py load it.
+gpu-test: kernels $(GPU_TESTS) $(B)/gdn_bench $(B)/tests/gpu_multi $(B)/libgdn.so
 
 gpu-check: gpu-test
 	bash tests/gpu/run_all.sh
