@@ -204,6 +204,20 @@ def git_info():
         return None
 
 
+def lib_info():
+    """The libgdn.so the workers load (as the binding finds it) and its
+    sha256: a git commit alone does not say which build ran."""
+    import hashlib
+    path = os.environ.get('GDNGEN_LIB') or str(ROOT / 'build' / 'libgdn.so')
+    try:
+        with open(path, 'rb') as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        mtime = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
+    except OSError:
+        return None
+    return {'path': repo_path(path), 'sha256': digest, 'mtime_utc': mtime.isoformat(timespec='seconds')}
+
+
 def write_json_atomic(path, obj):
     path = Path(path)
     tmp = path.with_name(path.name + '.tmp')
@@ -924,6 +938,9 @@ def render_markdown(result):
              + ('; QUICK smoke test' if a.get('quick') else ''))
     if meta.get('git'):
         L.append(f'- tree: {meta["git"]["commit"][:12]}{" (dirty)" if meta["git"]["dirty"] else ""}')
+    if meta.get('libgdn'):
+        lg = meta['libgdn']
+        L.append(f'- libgdn: {lg["path"]}, sha256 {lg["sha256"][:16]}, built {lg["mtime_utc"]}')
     L.append('- ratio = impl / FLA (below 1: faster than FLA). err = ‖x − ref‖₂ / ‖ref‖₂ against the fp64 '
              'token recurrence (o, final state).')
     L.append('')
@@ -1093,7 +1110,7 @@ def host_meta(args, impls, rows):
         'argv': [os.path.basename(a) if os.path.isabs(a) else a for a in sys.argv], 'cases_file': repo_path(args.cases), 'rows': [r['name'] for r in rows], 'impls': impls,
         'args': {k: getattr(args, k) for k in ('reps', 'reps_close', 'warmup', 'iters', 'seed', 'quick',
                                                'single_cu', 'budget_s', 'no_accuracy')},
-        'smi_start': nvidia_smi(SMI_STATIC), 'git': git_info(),
+        'smi_start': nvidia_smi(SMI_STATIC), 'git': git_info(), 'libgdn': lib_info(),
         'env_forced': FLA_ENV,
     }
 
