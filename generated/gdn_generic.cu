@@ -1307,8 +1307,8 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
                        T, N, Hq, Hk, Ho};
   const int wg = (int)threadIdx.x / 128;
   const int j = b - nscan, slots = T / 64 + N;
-  const int unit = j < single ? (wg == 0 ? j : slots * Ho) : single + (j - single) * 3 + wg;
-  if (unit >= slots * Ho)
+  const int unit = ((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 3 + (wg));
+  if (unit < 0 || unit >= slots * Ho)
     return;
   const u32 raw = smem_u32(smem_raw), base = ((raw + 1023u) & ~1023u) + (u32)wg * 37888u;
   prepare_unit(pa, unit / Ho, unit % Ho, base, smem_raw + (base - raw), (int)threadIdx.x % 128,

@@ -195,6 +195,12 @@ static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots 
  * __launch_bounds__ minimum: CTAs that share an SM. */
 enum { FUSED_UNITS = 3, PREPARE_CTAS_PER_SM = 4 };
 
+/* The prepare unit that warpgroup wg of gdn_fused's prepare CTA j runs (-1:
+ * none): the first `single` CTAs one unit each, then FUSED_UNITS each. One
+ * text, in the kernel and in gdn_kernels.h, so that the host's grid size
+ * and the CPU tests use the kernel's own map. */
+#define FUSED_UNIT_FMT "((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * %d + (wg))"
+
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
            k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
@@ -511,6 +517,7 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
     return -1;
   Slots sl = {.n = 0};
   slot_add(&sl, "UNITS", "%d", FUSED_UNITS);
+  slot_add(&sl, "FUSED_UNIT", FUSED_UNIT_FMT, FUSED_UNITS);
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
   int rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
@@ -543,6 +550,8 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// gdn_fused: ready flags per slot and head (u32: two halves x two producer\n");
   outf(o, "// warps), and prepare units per CTA.\n");
   outf(o, "#define GDN_WS_FLAG_BYTES 16u\n#define GDN_FUSED_UNITS %du\n", FUSED_UNITS);
+  outf(o, "// The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).\n");
+  outf(o, "#define GDN_FUSED_UNIT(j, wg, single) " FUSED_UNIT_FMT "\n", FUSED_UNITS);
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
   outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n\n#endif\n", PREPARE_CTAS_PER_SM);
 }

@@ -56,6 +56,18 @@ const gdn_route_key *gdn_route_lookup(const gdn_prefill_args *a);
  * it a row the build does not have (a schedule marked built). */
 gdn_route gdn_route_decide(const gdn_route_key *hit, const gdn_prefill_args *a);
 
+/* gdn_fused's grid: scan CTAs first, then prepare CTAs (GDN_FUSED_UNIT
+ * maps them to units). Taken when gdn_prepare would be more than one wave
+ * and the scan CTAs, which wait on flags that later CTAs set, take at most
+ * half of the `sms` multiprocessors. Returns 0 when the call takes
+ * gdn_prepare then gdn_scan instead. */
+typedef struct gdn_fused_grid {
+  int nscan, single; /* scan CTAs; prepare CTAs of one unit */
+  int64_t units;     /* prepare units: slots x Ho */
+  unsigned ctas;
+} gdn_fused_grid;
+int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g);
+
 /* --------------------------------------------------------- handle.c */
 gdn_status gdn_fail(gdn_handle *h, gdn_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

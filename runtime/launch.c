@@ -73,27 +73,21 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
   CUdeviceptr ws_p = ws + p->ws_p, ws_w = ws + p->ws_w, ws_g = ws + p->ws_g;
   int T = (int)p->T, N = p->N, Hq = p->Hq, Hk = p->Hk, Hv = p->Hv, Ho = p->Ho;
   float scale = a->scale;
-  /* One grid (gdn_fused) when gdn_prepare would take more than one wave
-   * in front of the chain and the scan CTAs take at most half of the SMs:
-   * they wait on flags that prepare CTAs later in the same grid set, so
-   * SMs free of them must remain. The flags start at zero (the scan clears
-   * each one it reads, but a caller's workspace holds anything at first). */
-  int nscan = 2 * Ho * N;
-  int64_t units = p->slots * Ho;
-  if (2 * nscan <= h->sms && units > (int64_t)GDN_PREPARE_CTAS_PER_SM * h->sms) {
+  /* One grid when gdn_fused_plan says so. The flags start at zero (the
+   * scan clears each one it reads, but a caller's workspace holds anything
+   * at first). */
+  gdn_fused_grid fg;
+  if (gdn_fused_plan(p, h->sms, &fg)) {
     CUdeviceptr ws_f = ws + p->ws_f;
-    CUresult r = cuMemsetD32Async(ws_f, 0, (size_t)units * GDN_WS_FLAG_BYTES / 4, stream);
+    CUresult r = cuMemsetD32Async(ws_f, 0, (size_t)fg.units * GDN_WS_FLAG_BYTES / 4, stream);
     if (r != CUDA_SUCCESS)
       return gdn_cu_fail(h, r, "cuMemsetD32Async (ready flags)");
-    /* One unit per CTA on the SMs the scan leaves, then GDN_FUSED_UNITS. */
-    int single = h->sms - nscan;
-    unsigned ctas = (unsigned)(nscan + single +
-                               (units - single + GDN_FUSED_UNITS - 1) / GDN_FUSED_UNITS);
+    int nscan = fg.nscan, single = fg.single;
     void *one[] = {&mq, &mk, &mv, &mp, &mw, &mo, (void *)&a->q, (void *)&a->k, (void *)&a->v,
                    (void *)&a->alpha, (void *)&a->beta, (void *)&a->cu_seqlens, &ws_p, &ws_w,
                    &ws_g, &ws_f, (void *)&a->initial_state, (void *)&a->final_state,
                    (void *)&a->o, &T, &N, &Hq, &Hk, &Hv, &Ho, &scale, &nscan, &single};
-    return launch(h, GDN_K_FUSED, ctas, 1, 1, one, 0, stream);
+    return launch(h, GDN_K_FUSED, fg.ctas, 1, 1, one, 0, stream);
   }
   void *prep[] = {&mq, &mk, (void *)&a->q, (void *)&a->k, (void *)&a->alpha, (void *)&a->beta,
                   (void *)&a->cu_seqlens, &ws_p, &ws_w, &ws_g, &T, &N, &Hq, &Hk, &Ho};

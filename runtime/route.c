@@ -1,4 +1,5 @@
-/* route.c: which schedule serves a call. Only host-visible facts count: T,
+/* route.c: which schedule serves a call, and whether the generic pipeline
+ * runs as one grid (gdn_fused_plan). Only host-visible facts count: T,
  * N, the head counts, which optional tensors are given, force_generic.
  * cu_seqlens is never read (no device-to-host copy, no synchronisation), so
  * a call stays capturable in a CUDA graph.
@@ -40,4 +41,16 @@ gdn_route gdn_route_decide(const gdn_route_key *hit, const gdn_prefill_args *a) 
 gdn_route gdn_pick_route(const gdn_prefill_args *a, const gdn_plan *plan) {
   (void)plan; /* the plan holds nothing the key does not */
   return gdn_route_decide(gdn_route_lookup(a), a);
+}
+
+int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g) {
+  int64_t nscan = 2 * (int64_t)p->Ho * p->N, units = p->slots * p->Ho;
+  if (2 * nscan > sms || units <= (int64_t)GDN_PREPARE_CTAS_PER_SM * sms)
+    return 0;
+  g->nscan = (int)nscan;
+  g->single = sms - (int)nscan; /* one unit per CTA on the SMs the scan leaves */
+  g->units = units;
+  g->ctas = (unsigned)(nscan + g->single +
+                       (units - g->single + GDN_FUSED_UNITS - 1) / GDN_FUSED_UNITS);
+  return 1;
 }

@@ -1,5 +1,6 @@
 /* test_routes.c: the router of libgdn (runtime/route.c) against the route
- * table gdngen emitted (generated/gdn_routes.h): no GPU, no CUDA call.
+ * table gdngen emitted (generated/gdn_routes.h), and the one-grid plan of
+ * the generic pipeline: no GPU, no CUDA call.
  *
  * Every test loops over gdn_route_table, so a row added to the route
  * configuration (generator/default.routes, --config, --route) is covered
@@ -343,6 +344,51 @@ static void test_rows_if_built(void **state) {
   }
 }
 
+/* gdn_fused_plan over a sweep of shapes and SM counts: it takes one grid
+ * only where the scan CTAs leave half of the SMs free (they spin on flags
+ * that later CTAs set: more would risk a hang) and prepare is over one wave
+ * of gdn_prepare; and the kernel's own unit map (GDN_FUSED_UNIT) gives every
+ * prepare unit to exactly one warpgroup of the grid it sizes, since a unit
+ * left out would leave its scan CTA waiting forever. */
+static void test_fused_grid(void **state) {
+  (void)state;
+  static unsigned char seen[1 << 16];
+  const int sms_list[] = {1, 8, 66, 114, 132, 144};
+  const int64_t T_list[] = {1, 64, 4096, 4097, 8191, 65536};
+  const int N_list[] = {1, 2, 3, 10}, Ho_list[] = {1, 2, 4, 8, 16, 32};
+  int taken = 0;
+  for (size_t a = 0; a < sizeof sms_list / sizeof *sms_list; a++)
+    for (size_t b = 0; b < sizeof T_list / sizeof *T_list; b++)
+      for (size_t c = 0; c < sizeof N_list / sizeof *N_list; c++)
+        for (size_t e = 0; e < sizeof Ho_list / sizeof *Ho_list; e++) {
+          int sms = sms_list[a], N = N_list[c], Ho = Ho_list[e];
+          gdn_plan p = {.T = T_list[b], .N = N, .Ho = Ho, .slots = T_list[b] / 64 + N};
+          gdn_fused_grid g;
+          int64_t units = p.slots * Ho;
+          int want = 4 * (int64_t)Ho * N <= sms && units > (int64_t)GDN_PREPARE_CTAS_PER_SM * sms;
+          if (gdn_fused_plan(&p, sms, &g) != want)
+            fail_msg("T=%lld N=%d Ho=%d on %d SMs: fused %d, want %d", (long long)p.T, N, Ho,
+                     sms, !want, want);
+          if (!want)
+            continue;
+          taken++;
+          assert_true(units <= (int64_t)sizeof seen);
+          memset(seen, 0, (size_t)units);
+          assert_int_equal(g.nscan, 2 * Ho * N);
+          for (int j = 0; j < (int)g.ctas - g.nscan; j++)
+            for (int wg = 0; wg < (int)GDN_FUSED_UNITS; wg++) {
+              int u = GDN_FUSED_UNIT(j, wg, g.single);
+              if (u >= 0 && u < units && seen[u]++)
+                fail_msg("T=%lld N=%d Ho=%d: unit %d runs twice", (long long)p.T, N, Ho, u);
+            }
+          for (int64_t u = 0; u < units; u++)
+            if (!seen[u])
+              fail_msg("T=%lld N=%d Ho=%d on %d SMs: unit %lld is never run", (long long)p.T,
+                       N, Ho, sms, (long long)u);
+        }
+  assert_true(taken > 10); /* the sweep reaches the fused path */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_is_sane),
@@ -351,6 +397,7 @@ int main(void) {
       cmocka_unit_test(test_near_misses),
       cmocka_unit_test(test_decide),
       cmocka_unit_test(test_rows_if_built),
+      cmocka_unit_test(test_fused_grid),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
