@@ -323,7 +323,7 @@ static void write_report(Out *o, const ResSet *s, int nlogs) {
           "table differs from a fresh compile. Static smem is what ptxas prints (0 when it\n"
           "prints none); the kernels' dynamic shared memory is in generated/gdn_kernels.h\n"
           "and generated/probes.h. For a kernel that moves registers between its\n"
-          "warpgroups with setmaxnreg (gdn_scan), the count is the one at entry.\n\n",
+          "warpgroups with setmaxnreg (gdn_scan, gdn_fused), the count is the one at entry.\n\n",
        nlogs);
   write_table(o, s);
 }
