@@ -62,6 +62,19 @@ static gdn_status load_kernels(gdn_handle *h, unsigned flags) {
   return GDN_OK;
 }
 
+/* The SMs the current context may use: fewer than the device has under MPS
+ * with a thread limit or in a context with limited SMs. gdn_fused relies
+ * on it (its scan CTAs wait on CTAs that need SMs left free), so a count
+ * the context cannot reach would risk a hang; where the driver cannot say,
+ * the device's count stands. */
+static int context_sms(int device_sms) {
+  CUexecAffinityParam aff;
+  if (cuCtxGetExecAffinity(&aff, CU_EXEC_AFFINITY_TYPE_SM_COUNT) == CUDA_SUCCESS &&
+      aff.param.smCount.val > 0 && aff.param.smCount.val < (unsigned)device_sms)
+    return (int)aff.param.smCount.val;
+  return device_sms;
+}
+
 gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err,
                          size_t err_len) {
   if (err && err_len)
@@ -84,6 +97,7 @@ gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err
   if (s == GDN_OK && (r = cuCtxPushCurrent(h->ctx)) != CUDA_SUCCESS)
     s = gdn_cu_fail(h, r, "cuCtxPushCurrent");
   if (s == GDN_OK) {
+    h->sms = context_sms(h->sms);
     s = load_kernels(h, flags);
     CUcontext popped;
     cuCtxPopCurrent(&popped);

@@ -24,7 +24,7 @@ struct gdn_handle {
   CUmodule mod;
   CUfunction fn[GDN_K_COUNT];
   int from_nvrtc;             /* 1 if the kernels were compiled at create */
-  int sms;                    /* the device's multiprocessors */
+  int sms;                    /* multiprocessors the context may use */
   pthread_mutex_t lock;       /* guards what follows */
   CUdeviceptr ws;             /* the handle's own workspace, or 0 */
   size_t ws_bytes;
