@@ -2,11 +2,12 @@
 # Builds the C benchmark and the GDN GPU cases of several revisions side by
 # side, for an A/B in one device run:
 #   bench/tools/ab_build.sh REV...      (run here, from the repository root)
-# leaves build/ab/<name>/{gdn_bench,gpu_gdn} for each REV (name: the REV
-# with '/' as '-'), built in a temporary worktree with its own build
-# folder, so the checkout here is untouched. On the GPU machine (with
+# leaves build/ab/<name>/{gdn_bench,gpu_gdn,gpu_dispatch,gpu_safety,libgdn.so}
+# for each REV (name: the REV with '/' as '-'), built in a temporary
+# worktree with its own build folder, so the checkout here is untouched. On the GPU machine (with
 # `build` carried):
-#   bench/tools/ab_run.sh [ITERS [ROW]]
+#   bench/tools/ab_check.sh [LOGDIR]      (each build's GPU tests, racecheck)
+#   bench/tools/ab_run.sh [ITERS [ROW]]   (each build's cases and benchmark)
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: $0 REV..." >&2; exit 2; }
 root=$(git rev-parse --show-toplevel)
@@ -20,7 +21,8 @@ for rev in "$@"; do
     [ -z "$(git -C "$wt" status --porcelain generated)" ] ||
       echo "note: $rev's generated/ is not what its generator makes"
     mkdir -p "$root/build/ab/$name"
-    cp "$wt/build/gdn_bench" "$wt/build/tests/gpu_gdn" "$root/build/ab/$name/"
+    cp "$wt/build/gdn_bench" "$wt/build/tests/gpu_gdn" "$wt/build/tests/gpu_dispatch" \
+      "$wt/build/tests/gpu_safety" "$wt/build/libgdn.so" "$root/build/ab/$name/"
   else
     tail -20 "$wt.log"
     echo "build of $rev failed" >&2
