@@ -1268,18 +1268,18 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
   a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
 }
-// gdn_fused: the generic pipeline in one grid, for launches whose scan CTAs
-// take at most half of the SMs and whose prepare units are more than one
-// wave of gdn_prepare. CTAs 0 .. nscan - 1 are gdn_scan's CTAs in
-// its order (half, head, sequence rank); the CTAs after them run the
-// prepare units, chunk slot by chunk slot. A scan
-// producer waits on the flag of its chunk's unit instead of on a whole
-// prepare grid, so the state chain starts after one unit, not after all of
-// them, and later units are formed while it runs.
+// gdn_fused: the generic pipeline in one grid, for launches whose scan
+// CTAs take at most half of the SMs and whose prepare units are more than
+// one wave of gdn_prepare (gdn_fused_plan, runtime/route.c). CTAs 0 ..
+// nscan - 1 are gdn_scan's CTAs in its order (half, head, sequence rank);
+// the CTAs after them run the prepare units, chunk slot by chunk slot. A
+// scan producer waits on the flag of its chunk's unit instead of on a
+// whole prepare grid, so the state chain starts after one unit, not after
+// all of them, and later units are formed while it runs.
 //
-// The scan CTAs spin on flags that later CTAs set: that needs an SM free
-// of them, which the host guarantees by taking this path only when nscan is
-// at most half of the SMs (a CTA with this much shared memory has an SM to
+// The scan CTAs spin on flags that later CTAs set: that needs SMs free of
+// them, which the host guarantees by taking this path only when nscan is at
+// most half of the SMs (a CTA with this much shared memory has an SM to
 // itself, and the block scheduler starts CTAs in index order). The first
 // `single` prepare CTAs run one unit each (warpgroup 0): the first chunks'
 // units are on the chain's path, and a unit alone on an SM is done soonest.
