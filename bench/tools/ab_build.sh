@@ -4,10 +4,12 @@
 #   bench/tools/ab_build.sh REV...      (run here, from the repository root)
 # leaves build/ab/<name>/{gdn_bench,gpu_gdn,gpu_dispatch,gpu_safety,libgdn.so}
 # for each REV (name: the REV with '/' as '-'), built in a temporary
-# worktree with its own build folder, so the checkout here is untouched. On the GPU machine (with
-# `build` carried):
+# worktree with its own build folder, so the checkout here is untouched.
+# On the GPU machine (with `build` carried):
 #   bench/tools/ab_check.sh [LOGDIR]      (each build's GPU tests, racecheck)
 #   bench/tools/ab_run.sh [ITERS [ROW]]   (each build's cases and benchmark)
+# and back here: python3 bench/tools/ab_table.py AB_RUN_OUTPUT (one table,
+# ratios to the first build).
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: $0 REV..." >&2; exit 2; }
 root=$(git rev-parse --show-toplevel)
