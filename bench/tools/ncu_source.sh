@@ -3,8 +3,8 @@
 # launch of a kernel on one benchmark row with ncu's source counters and
 # writes the SASS listing with its stall samples as CSV.
 #   bench/tools/ncu_source.sh KERNEL ROW OUTDIR
-# KERNEL is gdn_prepare, gdn_scan or gdn_fused; ROW a substring of a row name of
-# build/gdn_bench. Needs the GPU machine and a built build/gdn_bench.
+# KERNEL is gdn_prepare, gdn_scan or gdn_fused; ROW a substring of a row
+# name of build/gdn_bench. Needs the GPU machine and a built build/gdn_bench.
 set -euo pipefail
 kernel=$1 row=$2 out=$3
 mkdir -p "$out"
