@@ -4,8 +4,8 @@
 # and racecheck, then the A/B itself. Logs under OUTDIR; a summary on
 # stdout. Build here first: `make gpu-test` and bench/tools/ab_build.sh.
 #   bench/tools/ab_device.sh OUTDIR [ITERS]
-# ab_check takes about two minutes a build (racecheck most of it): with more
-# than two builds, or under a short time limit per command, set
+# racecheck makes ab_check the long step (tens of seconds a case and
+# build): with many builds or a short time limit per command, set
 # AB_RACE_CASES to fewer cases or run the steps in separate calls.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR [ITERS]" >&2; exit 2; }
