@@ -187,6 +187,20 @@ static void test_accepts(void **state) {
   }
 }
 
+/* docs/api.md states today's workspace size and the figure the example
+ * (docs/examples, T = 201 in 3 sequences, 4 heads) prints; they must stay
+ * what the plan says. */
+static void test_documented_workspace(void **state) {
+  (void)state;
+  gdn_prefill_args a = base_args();
+  a.T = 201;
+  gdn_plan p;
+  char msg[MSG_ROOM];
+  assert_int_equal(gdn_check_args(&a, &p, msg, sizeof msg), GDN_OK);
+  assert_int_equal(p.ws_bytes, (size_t)(201 / 64 + 3) * 4 * 16912);
+  assert_int_equal(p.ws_bytes, 405888);
+}
+
 /* T = 0 is a no-op: nothing is launched, so no pointer is needed. */
 static void test_empty_call(void **state) {
   (void)state;
@@ -416,6 +430,7 @@ int main(void) {
       cmocka_unit_test(test_message_truncates),
       cmocka_unit_test(test_head_relations),
       cmocka_unit_test(test_route_is_generic),
+      cmocka_unit_test(test_documented_workspace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
