@@ -164,6 +164,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gdn_create: %s\n", err);
     return 1;
   }
+  printf("%s\n\n", gdn_version());
   printf("| row | callable ms | device ms | first call ms |\n|---|---|---|---|\n");
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (!filter || strstr(rows[i].name, filter))

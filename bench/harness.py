@@ -278,6 +278,7 @@ def worker_main(args):
                 sys.path.append(str(ROOT / 'runtime' / 'python'))
                 import gdngen as gd
             env['gdngen'] = _safe(lambda: gd.version())
+            env['gdngen_build'] = _safe(lambda: gd.build_id())
             env['gdngen_file'] = repo_path(getattr(gd, '__file__', None))
         except Exception as e:  # noqa: BLE001
             rec['gdngen_import_error'] = f'{type(e).__name__}: {e}'
@@ -930,7 +931,8 @@ def render_markdown(result):
     if meta.get('gdngen_import_error'):
         L.append(f'- gdngen: IMPORT FAILED ({meta["gdngen_import_error"]}); FLA ran alone')
     else:
-        L.append(f'- gdngen {env.get("gdngen", "?")}')
+        L.append(f'- gdngen {env.get("gdngen", "?")}'
+                 + (f' ({env["gdngen_build"]})' if env.get('gdngen_build') else ''))
     a = meta.get('args') or {}
     L.append(f'- protocol: {a.get("reps")} process(es) per row (up to {a.get("reps_close")} where a ratio was '
              f'within ±2 % of 1), implementation order rotated; {a.get("warmup")} warm-up + {a.get("iters")} timed '

@@ -6,6 +6,7 @@
  * kept beside it in build/ptxas/<stem>.log for the codegen check.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,17 +57,25 @@ static void symbol_of(const char *path, char *sym, size_t n) {
   sym[i] = '\0';
 }
 
-static int embed_one(Out *o, const char *path, char *sym, size_t symn, size_t *len, Diag *d) {
+/* One file as a C array. The bytes of CUDA sources also go into `id`
+ * (FNV-1a, 64 bits): the build id names the kernels' code, whichever nvcc
+ * compiled it. */
+static int embed_one(Out *o, const char *path, char *sym, size_t symn, size_t *len,
+                     uint64_t *id, Diag *d) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return diag_fail(d, "embed: cannot read %s: %s", path, strerror(errno));
   symbol_of(path, sym, symn);
+  size_t pl = strlen(path);
+  int source = pl > 3 && !strcmp(path + pl - 3, ".cu");
   outf(o, "static const unsigned char %s[] = {", sym);
   int c;
   *len = 0;
   while ((c = fgetc(f)) != EOF) {
     outf(o, "%s%d,", *len % 24 == 0 ? "\n  " : "", c);
     (*len)++;
+    if (source)
+      *id = (*id ^ (uint64_t)c) * 1099511628211ull;
   }
   outf(o, "%s0};\n\n", *len % 24 == 0 ? "\n  " : ""); /* NUL-terminated: sources are strings */
   fclose(f);
@@ -82,16 +91,19 @@ int embed_files(const char *out_c, int nfiles, char **files, Diag *d) {
   outf(&o, "// Written by `gdngen embed`; a build product, not committed.\n");
   outf(&o, "#include <stddef.h>\n\n#include \"embedded.h\"\n\n");
   int rc = 0;
+  uint64_t id = 14695981039346656037ull;
   for (int i = 0; i < nfiles && rc == 0; i++) {
     char sym[128];
     size_t len = 0;
-    rc = embed_one(&o, files[i], sym, sizeof sym, &len, d);
+    rc = embed_one(&o, files[i], sym, sizeof sym, &len, &id, d);
     const char *b = strrchr(files[i], '/');
     outf(&table, "  {\"%s\", %s, %zu},\n", b ? b + 1 : files[i], sym, len);
   }
   outf(&o, "const gdn_blob gdn_blobs[] = {\n");
   out_append(&o, &table);
-  outf(&o, "  {NULL, NULL, 0},\n};\n");
+  outf(&o, "  {NULL, NULL, 0},\n};\n\n");
+  outf(&o, "const char gdn_build_id[] = \"gdngen %s, kernels %016llx\";\n", GDNGEN_VERSION,
+       (unsigned long long)id);
   if (rc == 0)
     rc = out_write_file(&o, out_c, d);
   out_free(&o);

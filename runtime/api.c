@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "embedded.h"
 #include "internal.h"
 
 gdn_prefill_args gdn_prefill_args_default(void) {
@@ -118,6 +119,8 @@ const char *gdn_status_string(gdn_status s) {
     return names[s];
   return "unknown status";
 }
+
+const char *gdn_version(void) { return gdn_build_id; }
 
 const char *gdn_route_name(gdn_route r) {
   static const char *const names[] = {

@@ -14,4 +14,8 @@ typedef struct gdn_blob {
 
 extern const gdn_blob gdn_blobs[];
 
+/* "gdngen VERSION, kernels HASH": HASH is FNV-1a (64 bits) of the embedded
+ * CUDA sources, so two builds with the same kernels report the same id. */
+extern const char gdn_build_id[];
+
 #endif

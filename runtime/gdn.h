@@ -114,6 +114,9 @@ int gdn_uses_nvrtc(const gdn_handle *h);
 
 const char *gdn_status_string(gdn_status s);
 const char *gdn_route_name(gdn_route r);
+/* "gdngen VERSION, kernels HASH": which generator and which kernels this
+ * library carries (HASH: of the embedded CUDA sources). Needs no handle. */
+const char *gdn_version(void);
 /* The last failure's sentence on this handle, "" if none. */
 const char *gdn_last_error(const gdn_handle *h);
 

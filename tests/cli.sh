@@ -230,5 +230,27 @@ else
   fail "--quiet prints nothing" "printed: ${quiet_out:-} (exit $?)"
 fi
 
+# ------------------------------------------------------------ embed
+# The build id names the sources: the same sources give the same id, one
+# byte more in a source gives another, and a cubin's bytes do not count.
+printf 'int x;\n' >"$scratch/a.cu"
+printf 'int x; \n' >"$scratch/b.cu"
+printf '\177ELF' >"$scratch/k.cubin"
+printf '\177ELFX' >"$scratch/l.cubin"
+build_id() { grep -o 'gdn_build_id\[\] = "[^"]*"' "$1" || true; }
+if "$gdngen" embed "$scratch/e1.c" "$scratch/k.cubin" "$scratch/a.cu" &&
+  "$gdngen" embed "$scratch/e2.c" "$scratch/l.cubin" "$scratch/a.cu" &&
+  "$gdngen" embed "$scratch/e3.c" "$scratch/k.cubin" "$scratch/b.cu"; then
+  id1=$(build_id "$scratch/e1.c") id2=$(build_id "$scratch/e2.c") id3=$(build_id "$scratch/e3.c")
+  if [[ $id1 =~ \"gdngen\ [0-9.]+,\ kernels\ [0-9a-f]{16}\" ]] && [ "$id1" = "$id2" ] &&
+    [ "$id1" != "$id3" ]; then
+    pass "embed: the build id hashes the sources alone"
+  else
+    fail "embed: the build id hashes the sources alone" "ids: $id1 / $id2 / $id3"
+  fi
+else
+  fail "embed: the build id hashes the sources alone" "gdngen embed failed"
+fi
+
 echo "cli.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

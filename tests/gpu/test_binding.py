@@ -3,6 +3,7 @@
 Run from the repository root on a machine with an sm_90a GPU:
     PYTHONPATH=runtime/python python3 tests/gpu/test_binding.py
 """
+import re
 import sys
 import traceback
 
@@ -101,6 +102,13 @@ def test_query_route():
     return r
 
 
+def test_build_id():
+    b = gdngen.build_id()
+    assert re.fullmatch(r"gdngen \d+\.\d+\.\d+, kernels [0-9a-f]{16}", b), b
+    assert b.startswith("gdngen " + gdngen.version() + ","), b
+    return b
+
+
 def test_cuda_graph():
     a = inputs([300, 17, 129])
     static = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in a.items()}
@@ -144,7 +152,7 @@ def test_torch_compile():
 
 def main():
     tests = [test_matches_recurrence, test_gva_int64_cu_seqlens, test_errors, test_query_route,
-             test_cuda_graph, test_torch_compile]
+             test_build_id, test_cuda_graph, test_torch_compile]
     failed = 0
     for t in tests:
         try:

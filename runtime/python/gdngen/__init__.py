@@ -21,7 +21,7 @@ import math
 import os
 import threading
 
-__all__ = ["chunk_gated_delta_rule", "query_route", "version"]
+__all__ = ["chunk_gated_delta_rule", "query_route", "version", "build_id"]
 
 _VERSION = "0.1.0"
 _ROUTES = {0: "generic", 1: "register_replay", 2: "predecessor_replay"}
@@ -67,6 +67,8 @@ class _Lib:
         L.gdn_last_error.restype = ctypes.c_char_p
         L.gdn_status_string.argtypes = [ctypes.c_int]
         L.gdn_status_string.restype = ctypes.c_char_p
+        L.gdn_version.argtypes = []
+        L.gdn_version.restype = ctypes.c_char_p
         self.handles = {}
         self.lock = threading.Lock()
 
@@ -112,6 +114,12 @@ def _get_lib():
 
 def version():
     return _VERSION
+
+
+def build_id():
+    """What the loaded libgdn carries: "gdngen VERSION, kernels HASH" (HASH of
+    the embedded CUDA sources). Loads the library; needs no GPU."""
+    return _get_lib().lib.gdn_version().decode()
 
 
 def _need(cond, msg):
