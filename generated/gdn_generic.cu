@@ -577,6 +577,13 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   float *s_d8 = (float *)(gbase + 35584); // [64][8] their inverses, D8
   const i64 row = (i64)(slot * Ho + h) * 64;
   float *ws_g = a.ws_g;
+  // alpha and beta first: their latency runs under the barrier set-up and
+  // the copies. Padding rows decay by 1 and write with strength 0.
+  float al = 1.f, be = 0.f;
+  if (tid < L) {
+    al = a.alpha ? a.alpha[(i64)(t0 + tid) * Ho + h] : 1.f;
+    be = a.beta ? a.beta[(i64)(t0 + tid) * Ho + h] : 1.f;
+  }
   if (tid == 0) {
     mbar_init(bar, 1);
     fence_mbar_init();
@@ -595,22 +602,24 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     tail_qk128(sk, (const char *)(a.k + ((i64)t0 * a.Hk + hk) * 128), (i64)a.Hk * 256, L, tid);
     fence_proxy_async();
   }
-  if (tid < 64) { // padding rows decay by 1 and write with strength 0
-    float al = 1.f, b = 0.f;
-    if (tid < L) {
-      al = a.alpha ? a.alpha[(i64)(t0 + tid) * Ho + h] : 1.f;
-      b = a.beta ? a.beta[(i64)(t0 + tid) * Ho + h] : 1.f;
-    }
+  if (tid < 64) {
     s_g[tid] = logf(al);
-    s_b[tid] = b;
+    s_b[tid] = be;
   }
   bar_sync(bid, 128);
-  if (tid == 0) { // one thread, in token order: the staged reference's sum
-    float run = 0.f;
-    for (int t = 0; t < 64; ++t) {
-      run += s_g[t];
-      s_g[t] = run;
+  if (tid == 0) { // one thread, in token order: the staged reference's sum,
+    float x[64];  // with the values in registers (16-byte loads and stores)
+#pragma unroll
+    for (int t = 0; t < 64; t += 4) {
+      const float4 v4 = *(const float4 *)(s_g + t);
+      x[t] = v4.x, x[t + 1] = v4.y, x[t + 2] = v4.z, x[t + 3] = v4.w;
     }
+#pragma unroll
+    for (int t = 1; t < 64; ++t)
+      x[t] += x[t - 1];
+#pragma unroll
+    for (int t = 0; t < 64; t += 4)
+      *(float4 *)(s_g + t) = make_float4(x[t], x[t + 1], x[t + 2], x[t + 3]);
   }
   bar_sync(bid, 128);
   if (tid < 64)
