@@ -928,8 +928,6 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   sa[29] = pack_bf16(S[58], S[59]);
   sa[30] = pack_bf16(S[60], S[61]);
   sa[31] = pack_bf16(S[62], S[63]);
-  mbar_wait(HAND_EMPTY(a, c & 1), ((c >> 1) & 1) ^ 1);
-  hand_store(hand, sa, 32, wt);
   // KS^T = Sb K^T; X^T[v][s] = bf16(V[s][v] - g_s KS^T[v][s]); U^T = X^T W^T.
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
@@ -1006,6 +1004,10 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
+  // The hand-off stores are off the chain: bf16(S) while U runs (KS, its
+  // product, is complete), bf16(U) while the state update runs.
+  mbar_wait(HAND_EMPTY(a, c & 1), ((c >> 1) & 1) ^ 1);
+  hand_store(hand, sa, 32, wt);
 #pragma unroll
   for (int r = 0; r < 64; ++r) // S is no operand of the U product
     S[r] *= gl;
@@ -1026,8 +1028,6 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   ua[13] = pack_bf16(u[26], u[27]);
   ua[14] = pack_bf16(u[28], u[29]);
   ua[15] = pack_bf16(u[30], u[31]);
-  hand_store(hand + 16384u, ua, 16, wt);
-  mbar_arrive(HAND_FULL(a, c & 1));
   // S = g_L S + Ud K with Ud = bf16(U (g_L / g_t)).
 #pragma unroll
   for (int r = 0; r < 32; ++r)
@@ -1060,6 +1060,8 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
   wgmma_commit();
+  hand_store(hand + 16384u, ua, 16, wt);
+  mbar_arrive(HAND_FULL(a, c & 1));
   wgmma_wait_0();
 }
 
@@ -1095,8 +1097,6 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   mbar_wait(QP_FULL(a, c % 3), (c / 3) & 1);
   mbar_wait(HAND_FULL(a, c & 1), (c >> 1) & 1);
   hand_load(hand, sa, 32, wt);
-  hand_load(hand + 16384u, ua, 16, wt);
-  mbar_arrive(HAND_EMPTY(a, c & 1));
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
@@ -1113,6 +1113,8 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
+  hand_load(hand + 16384u, ua, 16, wt); // bf16(U) is no operand of OP
+  mbar_arrive(HAND_EMPTY(a, c & 1));
   float gq[32]; // g by column, read while OP runs; registers r, r + 1 are adjacent columns
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
