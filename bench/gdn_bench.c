@@ -4,9 +4,12 @@
  *   callable: CUDA events around `iters` consecutive gdn_prefill calls after
  *             `warmup` calls (the first call reported separately);
  *   device:   one call captured in a CUDA graph, `iters` replays timed.
+ * With --trace FILE the kernels are the trace build (GDN_CREATE_TRACE,
+ * docs/trace.md): after each row's timing, one more call is made and its
+ * timeline appended to FILE as CSV (bench/tools/trace_report.py reads it).
  * Inputs are random (never zeros): q, v ~ N(0,1), k L2-normalised, alpha in
  * [0.8, 1], beta = sigmoid(N(0,1)), initial state 0.1 N(0,1), scale 0.73.
- * Usage: build/gdn_bench [iters] [row-substring]
+ * Usage: build/gdn_bench [--trace FILE] [iters] [row-substring]
  */
 #include <cuda.h>
 #include <math.h>
@@ -113,7 +116,49 @@ static float time_graph(Call *c, CUstream st, int iters) {
   return ms;
 }
 
-static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st) {
+/* One more call, alone, and its timeline as CSV lines: row, kind (scan:
+ * the CTA's start and chain end, chunk c's wait; out: the output stores'
+ * end; unit: a prepare unit's start and end), index, chunk, t0, t1 in ns
+ * from the call's earliest stamp. */
+static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
+  static gdn_trace t; /* about 2.4 MB: not on the stack */
+  if (gdn_trace_read(c->h, &t) != GDN_OK) { /* clears what earlier calls wrote */
+    fprintf(stderr, "gdn_trace_read: %s\n", gdn_last_error(c->h));
+    exit(1);
+  }
+  one_call(c, st);
+  CK(cuStreamSynchronize(st));
+  if (gdn_trace_read(c->h, &t) != GDN_OK) {
+    fprintf(stderr, "gdn_trace_read: %s\n", gdn_last_error(c->h));
+    exit(1);
+  }
+  uint64_t t0 = UINT64_MAX;
+  for (int i = 0; i < GDN_TRACE_CTAS; i++)
+    if (t.scan[i][0][0] && t.scan[i][0][0] < t0)
+      t0 = t.scan[i][0][0];
+  for (int u = 0; u < GDN_TRACE_UNITS; u++)
+    if (t.unit[u][0] && t.unit[u][0] < t0)
+      t0 = t.unit[u][0];
+  for (int i = 0; i < GDN_TRACE_CTAS; i++) {
+    const uint64_t(*s)[2] = t.scan[i];
+    if (!s[0][0])
+      continue;
+    fprintf(f, "%s,scan,%d,-1,%llu,%llu\n", r->name, i, (unsigned long long)(s[0][0] - t0),
+            (unsigned long long)(s[0][1] - t0));
+    int n = (int)s[GDN_TRACE_ROWS - 1][1];
+    for (int k = 0; k < n && k < GDN_TRACE_ROWS - 2; k++)
+      fprintf(f, "%s,scan,%d,%d,%llu,%llu\n", r->name, i, k,
+              (unsigned long long)(s[1 + k][0] - t0), (unsigned long long)(s[1 + k][1] - t0));
+    fprintf(f, "%s,out,%d,%d,%llu,0\n", r->name, i, n,
+            (unsigned long long)(s[GDN_TRACE_ROWS - 1][0] - t0));
+  }
+  for (int u = 0; u < GDN_TRACE_UNITS; u++)
+    if (t.unit[u][0])
+      fprintf(f, "%s,unit,%d,-1,%llu,%llu\n", r->name, u, (unsigned long long)(t.unit[u][0] - t0),
+              (unsigned long long)(t.unit[u][1] - t0));
+}
+
+static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *trace) {
   ref_rng rng = ref_rng_seed(1234);
   unsigned flags = r->state ? 0 : REF_NO_INITIAL_STATE;
   ref_problem_owned *po = ref_problem_random(&rng, r->lens, r->n, r->h, r->h, r->hv, flags);
@@ -139,6 +184,8 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st) {
   float callable = time_calls(&c, st, iters);
   float device = time_graph(&c, st, iters);
   printf("| %-36s | %8.4f | %8.4f | %8.4f |\n", r->name, callable, device, first);
+  if (trace)
+    trace_row(&c, r, st, trace);
   CUdeviceptr all[] = {a.q, a.k, a.v, a.alpha, a.beta, a.cu_seqlens, a.initial_state, a.o,
                        a.final_state, ws};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -148,6 +195,15 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st) {
 }
 
 int main(int argc, char **argv) {
+  FILE *trace = NULL;
+  if (argc > 2 && strcmp(argv[1], "--trace") == 0) {
+    if (!(trace = fopen(argv[2], "w"))) {
+      perror(argv[2]);
+      return 2;
+    }
+    fprintf(trace, "row,kind,index,chunk,t0,t1\n");
+    argc -= 2, argv += 2;
+  }
   int iters = argc > 1 ? atoi(argv[1]) : 100;
   const char *filter = argc > 2 ? argv[2] : NULL;
   CUdevice dev;
@@ -160,15 +216,17 @@ int main(int argc, char **argv) {
   CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
   gdn_handle *h;
   char err[512];
-  if (gdn_create_ex(0, 0, &h, err, sizeof err) != GDN_OK) {
+  if (gdn_create_ex(0, trace ? GDN_CREATE_TRACE : 0, &h, err, sizeof err) != GDN_OK) {
     fprintf(stderr, "gdn_create: %s\n", err);
     return 1;
   }
-  printf("%s\n\n", gdn_version());
+  printf("%s%s\n\n", gdn_version(), trace ? " (trace build: NVRTC, timestamps)" : "");
   printf("| row | callable ms | device ms | first call ms |\n|---|---|---|---|\n");
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (!filter || strstr(rows[i].name, filter))
-      run_row(h, &rows[i], iters, st);
+      run_row(h, &rows[i], iters, st, trace);
   gdn_destroy(h);
+  if (trace)
+    fclose(trace);
   return 0;
 }

@@ -367,6 +367,23 @@ static __device__ __forceinline__ void setmaxnreg_dec_56() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
 }
 
+// The timeline of a launch, in handles created with GDN_CREATE_TRACE only
+// (docs/trace.md): NVRTC then defines GDN_TRACE and the sizes, and every
+// scan CTA and prepare unit records %globaltimer (ns) at its steps. Without
+// it, TRACE(...) is nothing and the kernels are the ones measured.
+#ifdef GDN_TRACE
+__device__ u64 gdn_trace_scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
+__device__ u64 gdn_trace_unit[GDN_TRACE_UNITS][2];
+static __device__ __forceinline__ u64 trace_now() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#define TRACE(...) __VA_ARGS__
+#else
+#define TRACE(...)
+#endif
+
 // Boundary i of the packed batch; without cu_seqlens there is one sequence.
 static __device__ __forceinline__ int seq_bound(const int *cu_seqlens, int i, int T) {
   return cu_seqlens ? cu_seqlens[i] : (i == 0 ? 0 : T);
@@ -567,6 +584,7 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   const int t0 = bos + 64 * (slot - (bos / 64 + lo));
   if (t0 >= eos)
     return; // a slot that no chunk uses
+  TRACE(const u64 t_start = trace_now();)
   const int L = min(64, eos - t0);
   const int hq = h * a.Hq / Ho, hk = h * a.Hk / Ho;
   const u32 sq = base + 0u, sk = base + 16384u, bar = base + 37632u;
@@ -680,6 +698,10 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   frag_store(sa, kk, wt);
   bar_sync(bid, 128);
   ladder(sa, s_b, s_a8, s_d8, sd, sz, a.ws_w + row * 64, wt, bid);
+  TRACE(if (tid == 0 && slot * Ho + h < GDN_TRACE_UNITS) {
+    gdn_trace_unit[slot * Ho + h][0] = t_start;
+    gdn_trace_unit[slot * Ho + h][1] = trace_now();
+  })
   if (a.ws_f) {
     bar_sync(bid, 128); // every store of this unit's P, W and g is issued
     if (tid == 0) { // one flag per reader: each producer warp of each half
@@ -715,6 +737,7 @@ struct ScanArgs {
   float scale;
   u32 base, bar;
   unsigned char *gbase;
+  TRACE(int cta;) // (rank * Ho + head) * 2 + half: the CTA's index in gdn_scan's order
 };
 
 // The sequence this CTA scans. z is a rank: in a batch of up to
@@ -1071,11 +1094,22 @@ static __device__ __forceinline__ void state_role(const ScanArgs &a, const float
 #pragma unroll
   for (int r = 0; r < 64; ++r)
     S[r] = h0 ? h0[(a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)] : 0.f;
+  // Trace rows of this CTA: 0 {start, end of the chain}, 1 + c {before and
+  // after chunk c's wait for its k/v/W stage}, the last {end of the output
+  // warpgroup's stores, chunks}.
+  TRACE(u64(*tr)[2] = a.cta < GDN_TRACE_CTAS && wt == 0 ? gdn_trace_scan[a.cta] : 0;
+        if (tr) tr[0][0] = trace_now();)
   for (int c = 0; c < a.nchunks; ++c) {
+    TRACE(const u64 t_ready = tr ? trace_now() : 0;)
     mbar_wait(KVW_FULL(a, c % 3), (c / 3) & 1);
+    TRACE(if (tr && c < GDN_TRACE_ROWS - 2) {
+      tr[1 + c][0] = t_ready;
+      tr[1 + c][1] = trace_now();
+    })
     state_chunk(S, a, c, wt);
     mbar_arrive(KVW_EMPTY(a, c % 3)); // every wgmma of this thread has read stage c % 3
   }
+  TRACE(if (tr) tr[0][1] = trace_now();)
   if (ht) {
 #pragma unroll
     for (int r = 0; r < 64; ++r)
@@ -1197,6 +1231,10 @@ static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
     bulk_wait_0();
     mbar_arrive(QP_EMPTY(a, (a.nchunks - 1) % 3));
   }
+  TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS) {
+    gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0] = trace_now();
+    gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][1] = (u64)a.nchunks;
+  })
 }
 
 // gdn_scan: the state recurrence over the chunks of one sequence, for one
@@ -1229,6 +1267,7 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   a.slot0 = a.bos / 64 + a.seq; // as gdn_prepare numbers the slots
   a.hq = a.h * a.Hq / a.Ho, a.hk = a.h * a.Hk / a.Ho, a.hv = a.h * a.Hv / a.Ho;
   a.nchunks = (a.eos - a.bos + 63) / 64;
+  TRACE(a.cta = (z * a.Ho + a.h) * 2 + a.v0 / 64;)
   if (tid == 0) {
     for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
       mbar_init(KVW_FULL(a, s), 32);

@@ -112,6 +112,28 @@ gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a,
 /* 1 if the handle's kernels were compiled by NVRTC at creation. */
 int gdn_uses_nvrtc(const gdn_handle *h);
 
+/* Diagnostics (docs/trace.md). A handle created with GDN_CREATE_TRACE
+ * compiles its kernels with NVRTC, with timestamps (%globaltimer, ns) that
+ * every generic launch writes: per scan CTA (in gdn_scan's order: (rank *
+ * Ho + head) * 2 + half) its start and the end of its state chain (row 0),
+ * the times before and after each chunk's wait for its k/v/W stage (row
+ * 1 + c, for c < GDN_TRACE_ROWS - 2), and the end of its output stores with
+ * its chunk count (the last row); per prepare unit (slot * Ho + head) its
+ * start and end. An entry not written since the last read is 0. For
+ * measuring where a launch spends its time, not for production. */
+#define GDN_CREATE_TRACE 2u
+#define GDN_TRACE_CTAS 1024
+#define GDN_TRACE_ROWS 130
+#define GDN_TRACE_UNITS 16384
+typedef struct gdn_trace {
+  uint64_t scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
+  uint64_t unit[GDN_TRACE_UNITS][2];
+} gdn_trace;
+/* Copies the timestamps written since the last read into *t and clears
+ * them. Call it once the launches are complete (e.g. after
+ * cuStreamSynchronize); a handle without GDN_CREATE_TRACE has none. */
+gdn_status gdn_trace_read(gdn_handle *h, gdn_trace *t);
+
 const char *gdn_status_string(gdn_status s);
 const char *gdn_route_name(gdn_route r);
 /* "gdngen VERSION, kernels HASH": which generator and which kernels this

@@ -1,5 +1,6 @@
 /* handle.c: handles, kernel loading, errors, and the public entry points. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +41,13 @@ static const gdn_blob *find_blob(const char *name) {
 static gdn_status load_kernels(gdn_handle *h, unsigned flags) {
   const gdn_blob *cubin = find_blob("gdn_generic.cubin"), *src = find_blob("gdn_generic.cu");
   CUresult r = CUDA_ERROR_NOT_FOUND;
-  if (cubin && !(flags & GDN_CREATE_NVRTC))
+  h->trace = (flags & GDN_CREATE_TRACE) != 0;
+  if (cubin && !(flags & (GDN_CREATE_NVRTC | GDN_CREATE_TRACE)))
     r = cuModuleLoadData(&h->mod, cubin->data);
   if (r != CUDA_SUCCESS) {
     if (!src)
       return gdn_fail(h, GDN_ERR_NO_KERNEL, "no loadable cubin and no embedded source");
-    gdn_status s = gdn_nvrtc_module(h, src->name, (const char *)src->data, &h->mod);
+    gdn_status s = gdn_nvrtc_module(h, src->name, (const char *)src->data, h->trace, &h->mod);
     if (s != GDN_OK)
       return s;
     h->from_nvrtc = 1;
@@ -113,6 +115,40 @@ gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err
 }
 
 int gdn_uses_nvrtc(const gdn_handle *h) { return h ? h->from_nvrtc : 0; }
+
+/* The trace buffers are __device__ globals of the trace build's module. */
+gdn_status gdn_trace_read(gdn_handle *h, gdn_trace *t) {
+  if (!h)
+    return GDN_ERR_INVALID_ARGUMENT;
+  if (!t)
+    return gdn_fail(h, GDN_ERR_INVALID_ARGUMENT, "t is NULL");
+  if (!h->trace)
+    return gdn_fail(h, GDN_ERR_INVALID_ARGUMENT, "the handle was not created with GDN_CREATE_TRACE");
+  CUresult r = cuCtxPushCurrent(h->ctx);
+  if (r != CUDA_SUCCESS)
+    return gdn_cu_fail(h, r, "cuCtxPushCurrent");
+  static const struct {
+    const char *name;
+    size_t off, bytes;
+  } bufs[] = {{"gdn_trace_scan", offsetof(gdn_trace, scan), sizeof t->scan},
+              {"gdn_trace_unit", offsetof(gdn_trace, unit), sizeof t->unit}};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0] && r == CUDA_SUCCESS; i++) {
+    CUdeviceptr d;
+    size_t bytes = 0;
+    r = cuModuleGetGlobal(&d, &bytes, h->mod, bufs[i].name);
+    if (r == CUDA_SUCCESS && bytes != bufs[i].bytes)
+      r = CUDA_ERROR_INVALID_VALUE; /* a module built with other sizes */
+    if (r == CUDA_SUCCESS)
+      r = cuMemcpyDtoH((char *)t + bufs[i].off, d, bytes);
+    if (r == CUDA_SUCCESS)
+      r = cuMemsetD8(d, 0, bytes);
+  }
+  if (r == CUDA_SUCCESS) /* the clears are on the legacy stream: done before any later launch */
+    r = cuCtxSynchronize();
+  CUcontext popped;
+  cuCtxPopCurrent(&popped);
+  return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, "reading the trace");
+}
 
 gdn_status gdn_create(int device, gdn_handle **out) {
   return gdn_create_ex(device, 0, out, NULL, 0);

@@ -24,6 +24,7 @@ struct gdn_handle {
   CUmodule mod;
   CUfunction fn[GDN_K_COUNT];
   int from_nvrtc;             /* 1 if the kernels were compiled at create */
+  int trace;                  /* 1 if created with GDN_CREATE_TRACE */
   int sms;                    /* multiprocessors the context may use */
   pthread_mutex_t lock;       /* guards what follows */
   CUdeviceptr ws;             /* the handle's own workspace, or 0 */
@@ -74,7 +75,9 @@ gdn_status gdn_fail(gdn_handle *h, gdn_status s, const char *fmt, ...)
 gdn_status gdn_cu_fail(gdn_handle *h, CUresult r, const char *what);
 
 /* ---------------------------------------------------------- nvrtc.c */
-gdn_status gdn_nvrtc_module(gdn_handle *h, const char *name, const char *src, CUmodule *mod);
+/* `trace`: with GDN_TRACE and the sizes of gdn.h defined (GDN_CREATE_TRACE). */
+gdn_status gdn_nvrtc_module(gdn_handle *h, const char *name, const char *src, int trace,
+                            CUmodule *mod);
 
 /* --------------------------------------------------------- launch.c */
 gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gdn_plan *p,

@@ -71,7 +71,11 @@ static void first_log_line(Nvrtc *n, void *prog, char *buf, size_t len) {
   free(log);
 }
 
-gdn_status gdn_nvrtc_module(gdn_handle *h, const char *name, const char *src, CUmodule *mod) {
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+gdn_status gdn_nvrtc_module(gdn_handle *h, const char *name, const char *src, int trace,
+                            CUmodule *mod) {
   int major = 0, minor = 0;
   cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, h->dev);
   cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, h->dev);
@@ -83,12 +87,15 @@ gdn_status gdn_nvrtc_module(gdn_handle *h, const char *name, const char *src, CU
   if (load_nvrtc(&n) != 0)
     return gdn_fail(h, GDN_ERR_NO_KERNEL, "NVRTC (libnvrtc.so) could not be opened");
   void *prog = NULL;
-  const char *opts[] = {"-arch=sm_90a", "-std=c++17"};
+  const char *opts[] = {"-arch=sm_90a", "-std=c++17", "-DGDN_TRACE",
+                        "-DGDN_TRACE_CTAS=" STR(GDN_TRACE_CTAS),
+                        "-DGDN_TRACE_ROWS=" STR(GDN_TRACE_ROWS),
+                        "-DGDN_TRACE_UNITS=" STR(GDN_TRACE_UNITS)};
   gdn_status s = GDN_OK;
   char why[256];
   if (n.create(&prog, src, name, 0, NULL, NULL) != 0) {
     s = gdn_fail(h, GDN_ERR_NO_KERNEL, "nvrtcCreateProgram failed for %s", name);
-  } else if (n.compile(prog, 2, opts) != 0) {
+  } else if (n.compile(prog, trace ? 6 : 2, opts) != 0) {
     first_log_line(&n, prog, why, sizeof why);
     s = gdn_fail(h, GDN_ERR_NO_KERNEL, "NVRTC could not compile %s: %s", name, why);
   } else {

@@ -5,7 +5,10 @@
  *     equal serial calls bit for bit;
  *   - determinism: the same inputs twice give bit-identical outputs;
  *   - NVRTC: a handle whose kernels NVRTC compiled from the embedded source
- *     gives the same results as one that loaded the embedded cubin.
+ *     gives the same results as one that loaded the embedded cubin;
+ *   - trace: a GDN_CREATE_TRACE handle gives the same results again, and its
+ *     timeline has every scan CTA with its sequence's chunks in time order
+ *     and every used prepare unit, and nothing else.
  * Run from the repository root: build/tests/gpu_dispatch [seed].
  */
 #include <pthread.h>
@@ -247,6 +250,82 @@ static void test_nvrtc(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
   gdn_destroy(hn);
 }
 
+/* The timeline of one call: scan CTA (rank * Ho + head) * 2 + half scans
+ * the rank-th longest sequence; each of its chunks waits after the one
+ * before; unit slot * Ho + head exists for every used chunk slot. */
+static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int Ho, char *why,
+                            size_t len) {
+  int sorted[NLENS], units = 0;
+  for (int i = 0; i < n; i++) {
+    int rank = 0;
+    for (int j = 0; j < n; j++)
+      rank += lens[j] > lens[i] || (lens[j] == lens[i] && j < i);
+    sorted[rank] = (lens[i] + 63) / 64;
+    units += sorted[rank] * Ho;
+  }
+  for (int i = 0; i < GDN_TRACE_CTAS; i++) {
+    const uint64_t(*s)[2] = t->scan[i];
+    int want = i < 2 * Ho * n ? sorted[i / (2 * Ho)] : 0;
+    if (!want) {
+      if (s[0][0] || s[GDN_TRACE_ROWS - 1][0])
+        return snprintf(why, len, "CTA %d of %d has a timeline", i, 2 * Ho * n), 0;
+      continue;
+    }
+    if ((int)s[GDN_TRACE_ROWS - 1][1] != want)
+      return snprintf(why, len, "CTA %d: %d chunks, want %d", i, (int)s[GDN_TRACE_ROWS - 1][1],
+                      want), 0;
+    uint64_t prev = s[0][0];
+    for (int c = 0; c < want; c++) {
+      if (!prev || s[1 + c][0] < prev || s[1 + c][1] < s[1 + c][0])
+        return snprintf(why, len, "CTA %d chunk %d out of order", i, c), 0;
+      prev = s[1 + c][1];
+    }
+    if (s[0][1] < prev || s[GDN_TRACE_ROWS - 1][0] < prev)
+      return snprintf(why, len, "CTA %d ends before its last chunk", i), 0;
+  }
+  int seen = 0;
+  for (int u = 0; u < GDN_TRACE_UNITS; u++)
+    if (t->unit[u][0]) {
+      seen++;
+      if (t->unit[u][1] < t->unit[u][0])
+        return snprintf(why, len, "unit %d ends before it starts", u), 0;
+    }
+  if (seen != units)
+    return snprintf(why, len, "%d units traced, %d used", seen, units), 0;
+  return 1;
+}
+
+static void test_trace(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
+  static gdn_trace tr;
+  gdn_handle *ht;
+  char err[512] = "";
+  gpu_record(t, gdn_trace_read(h, &tr) == GDN_ERR_INVALID_ARGUMENT,
+             "gdn_trace_read refuses a handle without GDN_CREATE_TRACE", gdn_last_error(h));
+  if (gdn_create_ex(0, GDN_CREATE_TRACE, &ht, err, sizeof err) != GDN_OK) {
+    gpu_record(t, 0, "trace handle", err);
+    return;
+  }
+  Prob pr;
+  prob_make(&pr, h, LENS, NLENS, 4, 8);
+  redraw(&pr, rng, LENS, NLENS, 4, 8);
+  call(h, &pr, pr.ws, NULL);
+  CU(cuCtxSynchronize());
+  Result x = fetch(&pr);
+  poison(&pr, NULL);
+  int ok = gdn_trace_read(ht, &tr) == GDN_OK; /* clears */
+  call(ht, &pr, pr.ws, NULL);
+  CU(cuCtxSynchronize());
+  Result y = fetch(&pr);
+  ok = ok && gdn_trace_read(ht, &tr) == GDN_OK;
+  gpu_record(t, ok && same(&pr, x, y), "trace-build kernels equal the embedded cubin's", "");
+  ok = ok && trace_consistent(&tr, LENS, NLENS, 8, err, sizeof err);
+  gpu_record(t, ok, "the trace holds every scan CTA's chunks and every used unit", err);
+  result_free(x);
+  result_free(y);
+  prob_free(&pr);
+  gdn_destroy(ht);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0xd15c;
   CUcontext ctx = gpu_init(0);
@@ -258,6 +337,7 @@ int main(int argc, char **argv) {
   test_threads(&t, h, ctx, &rng);
   test_determinism(&t, h, &rng);
   test_nvrtc(&t, h, &rng);
+  test_trace(&t, h, &rng);
   gdn_destroy(h);
   return gpu_summary(&t, "dispatch");
 }

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Summarises the timelines that `build/gdn_bench --trace FILE` writes
+(docs/trace.md): per benchmark row, when the scan CTAs start, when their
+first chunk's data arrives, how long a chunk of the state chain takes, how
+long the chains wait for their stages, and when the prepare units run.
+
+    bench/tools/trace_report.py TRACE.csv [--png OUT.png]
+
+All times in microseconds from the call's earliest timestamp. With --png
+(and matplotlib), one timeline per row: a line per scan CTA, red where its
+chain waits for a stage, and the prepare units as grey bars below.
+"""
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+
+
+def load(path):
+    rows = defaultdict(lambda: {'scan': defaultdict(dict), 'out': {}, 'unit': {}})
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            row, kind, i, c = r['row'], r['kind'], int(r['index']), int(r['chunk'])
+            t0, t1 = int(r['t0']) / 1000.0, int(r['t1']) / 1000.0
+            if kind == 'scan':
+                rows[row]['scan'][i][c] = (t0, t1)  # chunk -1: CTA start, chain end
+            elif kind == 'out':
+                rows[row]['out'][i] = t0
+            else:
+                rows[row]['unit'][i] = (t0, t1)
+    return rows
+
+
+def spread(xs):
+    """min / median / max of a list, as text."""
+    if not xs:
+        return '-'
+    return f'{min(xs):.2f} / {statistics.median(xs):.2f} / {max(xs):.2f}'
+
+
+def cta_figures(ch):
+    """One scan CTA's start, first data, median chunk step, waits (all and
+    after the first chunk), chain end."""
+    start, end = ch[-1]
+    chunks = sorted(c for c in ch if c >= 0)
+    ready = [ch[c][0] for c in chunks]
+    waits = [ch[c][1] - ch[c][0] for c in chunks]
+    steps = [b - a for a, b in zip(ready, ready[1:])]
+    return {
+        'start': start,
+        'first': ch[chunks[0]][1] if chunks else end,
+        'step': statistics.median(steps) if steps else 0.0,
+        'wait': sum(waits),
+        'wait_later': sum(waits[1:]),
+        'end': end,
+        'chunks': len(chunks),
+    }
+
+
+def report(name, d):
+    ctas = [cta_figures(ch) for ch in d['scan'].values() if -1 in ch]
+    units = list(d['unit'].values())
+    print(f'## {name}\n')
+    print('| quantity (us) | min / median / max |')
+    print('|---|---|')
+    print(f'| scan CTAs | {len(ctas)} |')
+    for key, what in [('start', 'CTA start'), ('first', "first chunk's data"),
+                      ('step', 'chunk step (median per CTA)'), ('wait', 'waits for stages, all'),
+                      ('wait_later', 'waits after the first chunk'), ('end', 'chain end')]:
+        print(f'| {what} | {spread([c[key] for c in ctas])} |')
+    print(f'| output stores end | {spread(list(d["out"].values()))} |')
+    if units:
+        print(f'| prepare units | {len(units)} |')
+        print(f'| unit start | {spread([u[0] for u in units])} |')
+        print(f'| unit duration | {spread([u[1] - u[0] for u in units])} |')
+        print(f'| unit end | {spread([u[1] for u in units])} |')
+    print()
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(rows), 1, figsize=(11, 3 * len(rows)), squeeze=False)
+    for ax, (name, d) in zip(axes[:, 0], sorted(rows.items())):
+        for y, (i, ch) in enumerate(sorted(d['scan'].items())):
+            if -1 not in ch:
+                continue
+            ax.hlines(y, ch[-1][0], ch[-1][1], color='tab:blue', lw=1)
+            for c, (a, b) in ch.items():
+                if c >= 0 and b - a > 0.1:
+                    ax.hlines(y, a, b, color='tab:red', lw=3)
+        base = -2
+        for u, (a, b) in sorted(d['unit'].items()):
+            ax.hlines(base - (u % 40) * 0.3, a, b, color='0.6', lw=1)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel('us')
+        ax.set_yticks([])
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('trace')
+    ap.add_argument('--png')
+    args = ap.parse_args()
+    rows = load(args.trace)
+    for name in rows:
+        report(name, rows[name])
+    if args.png:
+        try:
+            plot(rows, args.png)
+        except ImportError:
+            print('matplotlib is not installed: no plot')
+
+
+if __name__ == '__main__':
+    main()
