@@ -790,14 +790,18 @@ static __device__ __forceinline__ int scan_order(const int *cu_seqlens, int *s_c
 // those rows before the stage is published, so no value crosses the
 // boundary. A sequence has one short chunk at most, so each tail barrier
 // completes once, in phase 0.
-// Chunk c's workspace tiles are written. Without flags, griddep_wait has
-// waited for the whole gdn_prepare grid already; with them, the prepare
-// unit of this chunk and head runs in the same grid and lane 0 waits for the
-// flag it set for this warp (and this half) alone, then clears it, so the
-// flags are all zero again when the grid ends.
+// Chunk c's workspace tiles are written. Without flags, the first chunk
+// waits for the whole gdn_prepare grid (griddepcontrol.wait), after the
+// loads of its k, v and q tiles are issued: they do not depend on prepare.
+// With flags, the prepare unit of this chunk and head runs in the same grid
+// and lane 0 waits for the flag it set for this warp (and this half) alone,
+// then clears it, so the flags are all zero again when the grid ends.
 static __device__ __forceinline__ void chunk_ready(const ScanArgs &a, int c, int warp, int lane) {
-  if (!a.ws_f)
+  if (!a.ws_f) {
+    if (c == 0)
+      griddep_wait(); // gdn_prepare, launched before this grid, has written the workspace
     return;
+  }
   if (lane == 0) {
     unsigned *f = a.ws_f + 4 * ((a.slot0 + c) * a.Ho + a.h) + 2 * (a.v0 / 64) + warp;
     while (ld_acquire_gpu(f) == 0u)
@@ -883,8 +887,6 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
 
 static __device__ __forceinline__ void producer_role(const ScanArgs &a, int pt) {
   const int warp = pt >> 5, lane = pt & 31;
-  if (warp < 2 && !a.ws_f)
-    griddep_wait(); // gdn_prepare, launched before this grid, has written the workspace
   if (warp == 0)
     for (int c = 0; c < a.nchunks; ++c)
       produce_kvw(a, c, lane);
@@ -1090,10 +1092,14 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
 
 static __device__ __forceinline__ void state_role(const ScanArgs &a, const float *h0, float *ht,
                                                   int wt) {
-  float S[64];
+  float S[64]; // registers r, r + 1 hold adjacent columns: 8-byte accesses
 #pragma unroll
-  for (int r = 0; r < 64; ++r)
-    S[r] = h0 ? h0[(a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)] : 0.f;
+  for (int r = 0; r < 64; r += 2) {
+    const float2 x = h0 ? *(const float2 *)(h0 + (a.v0 + acc128_row(wt, r)) * 128 +
+                                            acc128_col(wt, r))
+                        : make_float2(0.f, 0.f);
+    S[r] = x.x, S[r + 1] = x.y;
+  }
   // Trace rows of this CTA: 0 {start, end of the chain}, 1 + c {before and
   // after chunk c's wait for its k/v/W stage}, the last {end of the output
   // warpgroup's stores, chunks}.
@@ -1112,8 +1118,9 @@ static __device__ __forceinline__ void state_role(const ScanArgs &a, const float
   TRACE(if (tr) tr[0][1] = trace_now();)
   if (ht) {
 #pragma unroll
-    for (int r = 0; r < 64; ++r)
-      ht[(a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)] = S[r];
+    for (int r = 0; r < 64; r += 2)
+      *(float2 *)(ht + (a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)) =
+          make_float2(S[r], S[r + 1]);
   }
 }
 
