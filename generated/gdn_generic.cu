@@ -1340,7 +1340,7 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
 // itself, and the block scheduler starts CTAs in index order). The first
 // `single` prepare CTAs run one unit each (warpgroup 0): the first chunks'
 // units are on the chain's path, and a unit alone on an SM is done soonest.
-// The CTAs after them run 3 units each, one per warpgroup.
+// The CTAs after them run 2 units each, one per warpgroup.
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
           const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
@@ -1364,7 +1364,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
                        T, N, Hq, Hk, Ho};
   const int wg = (int)threadIdx.x / 128;
   const int j = b - nscan, slots = T / 64 + N;
-  const int unit = ((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 3 + (wg));
+  const int unit = ((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
   if (unit < 0 || unit >= slots * Ho)
     return;
   const u32 raw = smem_u32(smem_raw), base = ((raw + 1023u) & ~1023u) + (u32)wg * 37888u;

@@ -191,9 +191,12 @@ static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots 
   return rc;
 }
 
-/* Prepare units per CTA of gdn_fused: one per warpgroup. gdn_prepare's
- * __launch_bounds__ minimum: CTAs that share an SM. */
-enum { FUSED_UNITS = 3, PREPARE_CTAS_PER_SM = 4 };
+/* Prepare units per CTA of gdn_fused after its first wave: one per
+ * warpgroup. Two, not three: three to a CTA make more units a second but
+ * each one later (up to about 12 us against 5.5 alone, on the H200), and
+ * the chains waited for them; two measured faster (docs/generic.md).
+ * gdn_prepare's __launch_bounds__ minimum: CTAs that share an SM. */
+enum { FUSED_UNITS = 2, PREPARE_CTAS_PER_SM = 4 };
 
 /* The prepare unit that warpgroup wg of gdn_fused's prepare CTA j runs (-1:
  * none): the first `single` CTAs one unit each, then FUSED_UNITS each. One
