@@ -119,10 +119,11 @@ static float time_graph(Call *c, CUstream st, int iters) {
 /* One more call, alone, as the device figure runs it (a replay of a
  * captured call, so no launch waits for the host), and its timeline as CSV
  * lines: row, kind (scan: the CTA's start and chain end, chunk c's wait;
- * out: the output stores' end; unit: a prepare unit's start and end),
+ * outc: the output warpgroup's wait for chunk c; out: the output stores'
+ * end; unit: a prepare unit's start and end),
  * index, chunk, t0, t1 in ns from the call's earliest stamp. */
 static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
-  static gdn_trace t; /* about 2.4 MB: not on the stack */
+  static gdn_trace t; /* about 4.5 MB: not on the stack */
   CUgraph g;
   CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
   gdn_status s = gdn_prefill(c->h, c->a, c->ws, c->wsb, st);
@@ -163,6 +164,10 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
     for (int k = 0; k < n && k < GDN_TRACE_ROWS - 2; k++)
       fprintf(f, "%s,scan,%d,%d,%llu,%llu\n", r->name, i, k,
               (unsigned long long)(s[1 + k][0] - t0), (unsigned long long)(s[1 + k][1] - t0));
+    for (int k = 0; k < n && k < GDN_TRACE_ROWS - 2; k++)
+      fprintf(f, "%s,outc,%d,%d,%llu,%llu\n", r->name, i, k,
+              (unsigned long long)(t.out[i][1 + k][0] - t0),
+              (unsigned long long)(t.out[i][1 + k][1] - t0));
     fprintf(f, "%s,out,%d,%d,%llu,0\n", r->name, i, n,
             (unsigned long long)(s[GDN_TRACE_ROWS - 1][0] - t0));
   }

@@ -373,6 +373,7 @@ static __device__ __forceinline__ void setmaxnreg_dec_56() {
 // it, TRACE(...) is nothing and the kernels are the ones measured.
 #ifdef GDN_TRACE
 __device__ u64 gdn_trace_scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
+__device__ u64 gdn_trace_out[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
 __device__ u64 gdn_trace_unit[GDN_TRACE_UNITS][2];
 static __device__ __forceinline__ u64 trace_now() {
   u64 t;
@@ -1135,8 +1136,13 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
   u32 sa[32], ua[16];
   float op[32];
+  TRACE(const u64 t_ready = trace_now();)
   mbar_wait(QP_FULL(a, c % 3), (c / 3) & 1);
   mbar_wait(HAND_FULL(a, c & 1), (c >> 1) & 1);
+  TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS - 2) {
+    gdn_trace_out[a.cta][1 + c][0] = t_ready;
+    gdn_trace_out[a.cta][1 + c][1] = trace_now();
+  })
   hand_load(hand, sa, 32, wt);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);

@@ -118,8 +118,9 @@ int gdn_uses_nvrtc(const gdn_handle *h);
  * Ho + head) * 2 + half) its start and the end of its state chain (row 0),
  * the times before and after each chunk's wait for its k/v/W stage (row
  * 1 + c, for c < GDN_TRACE_ROWS - 2), and the end of its output stores with
- * its chunk count (the last row); per prepare unit (slot * Ho + head) its
- * start and end. An entry not written since the last read is 0. For
+ * its chunk count (the last row); the output warpgroup's waits for each
+ * chunk (out, row 1 + c); per prepare unit (slot * Ho + head) its start
+ * and end. An entry not written since the last read is 0. For
  * measuring where a launch spends its time, not for production. */
 #define GDN_CREATE_TRACE 2u
 #define GDN_TRACE_CTAS 1024
@@ -127,6 +128,8 @@ int gdn_uses_nvrtc(const gdn_handle *h);
 #define GDN_TRACE_UNITS 16384
 typedef struct gdn_trace {
   uint64_t scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
+  uint64_t out[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2]; /* row 1 + c: the output
+      warpgroup before and after its waits for chunk c's q/P stage and hand-off */
   uint64_t unit[GDN_TRACE_UNITS][2];
 } gdn_trace;
 /* Copies the timestamps written since the last read into *t and clears

@@ -2,7 +2,8 @@
 """Summarises the timelines that `build/gdn_bench --trace FILE` writes
 (docs/trace.md): per benchmark row, when the scan CTAs start, when their
 first chunk's data arrives, how long a chunk of the state chain takes, how
-long the chains wait for their stages, and when the prepare units run.
+long the chains and the output warpgroups wait, and when the prepare units
+run.
 
     bench/tools/trace_report.py TRACE.csv [--png OUT.png]
 
@@ -17,13 +18,16 @@ from collections import defaultdict
 
 
 def load(path):
-    rows = defaultdict(lambda: {'scan': defaultdict(dict), 'out': {}, 'unit': {}})
+    rows = defaultdict(lambda: {'scan': defaultdict(dict), 'outc': defaultdict(dict), 'out': {},
+                                'unit': {}})
     with open(path) as f:
         for r in csv.DictReader(f):
             row, kind, i, c = r['row'], r['kind'], int(r['index']), int(r['chunk'])
             t0, t1 = int(r['t0']) / 1000.0, int(r['t1']) / 1000.0
             if kind == 'scan':
                 rows[row]['scan'][i][c] = (t0, t1)  # chunk -1: CTA start, chain end
+            elif kind == 'outc':
+                rows[row]['outc'][i][c] = (t0, t1)  # the output warpgroup's wait for chunk c
             elif kind == 'out':
                 rows[row]['out'][i] = t0
             else:
@@ -69,6 +73,10 @@ def report(name, d):
                       ('wait_later', 'waits after the first chunk'), ('end', 'chain end')]:
         print(f'| {what} | {spread([c[key] for c in ctas])} |')
     print(f'| output stores end | {spread(list(d["out"].values()))} |')
+    lag = [d['out'][i] - ch[-1][1] for i, ch in d['scan'].items() if -1 in ch and i in d['out']]
+    print(f'| output end after chain end | {spread(lag)} |')
+    owait = [sum(b - a for a, b in oc.values()) for oc in d['outc'].values()]
+    print(f'| output warpgroup waits, all | {spread(owait)} |')
     if units:
         print(f'| prepare units | {len(units)} |')
         print(f'| unit start | {spread([u[0] for u in units])} |')

@@ -267,7 +267,7 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     const uint64_t(*s)[2] = t->scan[i];
     int want = i < 2 * Ho * n ? sorted[i / (2 * Ho)] : 0;
     if (!want) {
-      if (s[0][0] || s[GDN_TRACE_ROWS - 1][0])
+      if (s[0][0] || s[GDN_TRACE_ROWS - 1][0] || t->out[i][1][0])
         return snprintf(why, len, "CTA %d of %d has a timeline", i, 2 * Ho * n), 0;
       continue;
     }
@@ -282,6 +282,15 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     }
     if (s[0][1] < prev || s[GDN_TRACE_ROWS - 1][0] < prev)
       return snprintf(why, len, "CTA %d ends before its last chunk", i), 0;
+    const uint64_t(*o)[2] = t->out[i];
+    prev = s[0][0];
+    for (int c = 0; c < want; c++) { /* the output warpgroup, chunk by chunk */
+      if (o[1 + c][0] < prev || o[1 + c][1] < o[1 + c][0])
+        return snprintf(why, len, "CTA %d output chunk %d out of order", i, c), 0;
+      prev = o[1 + c][1];
+    }
+    if (s[GDN_TRACE_ROWS - 1][0] < prev)
+      return snprintf(why, len, "CTA %d's output ends before its last chunk", i), 0;
   }
   int seen = 0;
   for (int u = 0; u < GDN_TRACE_UNITS; u++)
