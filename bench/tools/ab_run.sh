@@ -2,6 +2,9 @@
 # The A/B of bench/tools/ab_build.sh, on the GPU machine: the GDN cases of
 # each build, then its C benchmark, the builds taking turns twice so that
 # drift shows.   bench/tools/ab_run.sh [ITERS [ROW]]
+# With AB_TRACE=DIR, each build whose gdn_bench has --trace (docs/trace.md)
+# then writes its timelines to DIR/<build>.csv and their report to
+# DIR/<build>.md (the trace kernels are compiled by NVRTC there).
 set -uo pipefail
 iters=${1:-200} row=${2:-}
 for d in build/ab/*/; do
@@ -13,3 +16,15 @@ for pass in 1 2; do
     "$d/gdn_bench" "$iters" $row
   done
 done
+if [ -n "${AB_TRACE:-}" ]; then
+  mkdir -p "$AB_TRACE"
+  for d in build/ab/*/; do
+    b=$(basename "$d")
+    if "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 $row >"$AB_TRACE/$b.bench.txt" 2>&1; then
+      python3 bench/tools/trace_report.py "$AB_TRACE/$b.csv" >"$AB_TRACE/$b.md"
+      echo "== trace: $b"
+    else
+      echo "== trace: $b has no trace build ($(tail -1 "$AB_TRACE/$b.bench.txt"))"
+    fi
+  done
+fi
