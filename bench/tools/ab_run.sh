@@ -20,7 +20,8 @@ if [ -n "${AB_TRACE:-}" ]; then
   mkdir -p "$AB_TRACE"
   for d in build/ab/*/; do
     b=$(basename "$d")
-    if "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 $row >"$AB_TRACE/$b.bench.txt" 2>&1; then
+    if "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 $row >"$AB_TRACE/$b.bench.txt" 2>&1 &&
+      [ -s "$AB_TRACE/$b.csv" ]; then
       python3 bench/tools/trace_report.py "$AB_TRACE/$b.csv" >"$AB_TRACE/$b.md"
       echo "== trace: $b"
     else
