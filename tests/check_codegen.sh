@@ -7,7 +7,9 @@
 #     (ptxas -v), into a temporary folder: build/ is neither read nor written;
 # (c) `gdngen resources` finds no spill, stack, local memory or serialized
 #     wgmma (C7508, C7510, C7511, C7515) in any kernel;
-# (d) the table it writes equals the committed generated/RESOURCES.md.
+# (d) the table it writes equals the committed generated/RESOURCES.md;
+# (e) the trace build of the generic pipeline (docs/trace.md: GDN_TRACE and
+#     the sizes of runtime/gdn.h, as NVRTC compiles it) passes (c) too.
 # One line per step, then "check-codegen: ok". Needs nvcc (NVCC overrides).
 set -euo pipefail
 
@@ -79,4 +81,20 @@ if ! diff -u generated/RESOURCES.md "$tmp/RESOURCES.md" >"$tmp/resources.diff"; 
   fail "register or resource use changed: commit the new generated/RESOURCES.md"
 fi
 echo "check-codegen: generated/RESOURCES.md equals the fresh table"
+
+# ------------------------------------------------ (e) the trace build
+tdefs=(-DGDN_TRACE)
+for v in GDN_TRACE_CTAS GDN_TRACE_ROWS GDN_TRACE_UNITS; do
+  n=$(sed -n "s/^#define $v \([0-9]*\)$/\1/p" runtime/gdn.h)
+  [ -n "$n" ] || fail "no '#define $v N' in runtime/gdn.h"
+  tdefs+=("-D$v=$n")
+done
+# shellcheck disable=SC2086 # cuflags is a list of flags
+"$nvcc" $cuflags "${tdefs[@]}" -cubin -o "$tmp/cubin/trace.cubin" generated/gdn_generic.cu \
+  >"$tmp/ptxas/gdn_generic.log" 2>&1 || { cat "$tmp/ptxas/gdn_generic.log" >&2; fail "nvcc failed on the trace build"; }
+if ! "$gdngen" resources "$tmp/TRACE.md" "$tmp/ptxas/gdn_generic.log" 2>"$tmp/resources.err"; then
+  cat "$tmp/resources.err" >&2
+  fail "the trace build spills, uses stack or local memory, or has serialized wgmma"
+fi
+echo "check-codegen: the trace build of gdn_generic.cu: no spills, stack, local memory or serialized wgmma"
 echo "check-codegen: ok ($((SECONDS - start)) s)"
