@@ -97,8 +97,8 @@ static void one_replay(void *ctx, CUstream st) { CK(cuGraphLaunch(((Call *)ctx)-
 
 static float time_calls(Call *c, CUstream st, int iters) { return timed(one_call, c, st, iters); }
 
-/* One call captured in a CUDA graph; its replays timed after 10 warm-ups. */
-static float time_graph(Call *c, CUstream st, int iters) {
+/* One call captured in a CUDA graph, instantiated into c->ge. */
+static CUgraph capture(Call *c, CUstream st) {
   CUgraph g;
   CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
   gdn_status s = gdn_prefill(c->h, c->a, c->ws, c->wsb, st);
@@ -108,6 +108,12 @@ static float time_graph(Call *c, CUstream st, int iters) {
     exit(1);
   }
   CK(cuGraphInstantiate(&c->ge, g, 0));
+  return g;
+}
+
+/* The captured call's replays timed after 10 warm-ups. */
+static float time_graph(Call *c, CUstream st, int iters) {
+  CUgraph g = capture(c, st);
   for (int i = 0; i < 10; i++)
     one_replay(c, st);
   float ms = timed(one_replay, c, st, iters);
@@ -124,15 +130,7 @@ static float time_graph(Call *c, CUstream st, int iters) {
  * index, chunk, t0, t1 in ns from the call's earliest stamp. */
 static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
   static gdn_trace t; /* about 4.5 MB: not on the stack */
-  CUgraph g;
-  CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  gdn_status s = gdn_prefill(c->h, c->a, c->ws, c->wsb, st);
-  CK(cuStreamEndCapture(st, &g));
-  if (s != GDN_OK) {
-    fprintf(stderr, "capture: %s\n", gdn_last_error(c->h));
-    exit(1);
-  }
-  CK(cuGraphInstantiate(&c->ge, g, 0));
+  CUgraph g = capture(c, st);
   one_replay(c, st);
   CK(cuStreamSynchronize(st));
   if (gdn_trace_read(c->h, &t) != GDN_OK) { /* clears what earlier calls wrote */

@@ -108,6 +108,15 @@ static void call(gdn_handle *h, const Prob *pr, CUdeviceptr ws, CUstream st) {
   }
 }
 
+/* One call on `h` (the problem's workspace, default stream), its outputs
+ * after it: poisoned first, so that an output the call did not write shows. */
+static Result call_fetch(gdn_handle *h, const Prob *pr) {
+  poison(pr, NULL);
+  call(h, pr, pr->ws, NULL);
+  CU(cuCtxSynchronize());
+  return fetch(pr);
+}
+
 static const int32_t LENS[] = {300, 1, 200, 64, 129};
 #define NLENS 5
 
@@ -235,13 +244,7 @@ static void test_nvrtc(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
   Prob pr;
   prob_make(&pr, h, LENS, NLENS, 4, 8);
   redraw(&pr, rng, LENS, NLENS, 4, 8);
-  call(h, &pr, pr.ws, NULL);
-  CU(cuCtxSynchronize());
-  Result x = fetch(&pr);
-  poison(&pr, NULL);
-  call(hn, &pr, pr.ws, NULL);
-  CU(cuCtxSynchronize());
-  Result y = fetch(&pr);
+  Result x = call_fetch(h, &pr), y = call_fetch(hn, &pr);
   int ok = gdn_uses_nvrtc(hn) && !gdn_uses_nvrtc(h) && same(&pr, x, y);
   gpu_record(t, ok, "NVRTC-compiled kernels equal the embedded cubin's", "");
   result_free(x);
@@ -317,14 +320,9 @@ static void test_trace(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
   Prob pr;
   prob_make(&pr, h, LENS, NLENS, 4, 8);
   redraw(&pr, rng, LENS, NLENS, 4, 8);
-  call(h, &pr, pr.ws, NULL);
-  CU(cuCtxSynchronize());
-  Result x = fetch(&pr);
-  poison(&pr, NULL);
+  Result x = call_fetch(h, &pr);
   int ok = gdn_trace_read(ht, &tr) == GDN_OK; /* clears */
-  call(ht, &pr, pr.ws, NULL);
-  CU(cuCtxSynchronize());
-  Result y = fetch(&pr);
+  Result y = call_fetch(ht, &pr);
   ok = ok && gdn_trace_read(ht, &tr) == GDN_OK;
   gpu_record(t, ok && same(&pr, x, y), "trace-build kernels equal the embedded cubin's", "");
   ok = ok && trace_consistent(&tr, LENS, NLENS, 8, err, sizeof err);
