@@ -105,6 +105,7 @@ test: $(CPU_TESTS) kernels gpu-test
 	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
 	bash tests/cli.sh $(B)/gdngen
 	bash tests/check_codegen.sh $(B)/gdngen
+	bash tests/tools/run.sh
 	bash tests/fuzz/run.sh
 
 # libFuzzer over the argument rules, bounded to about a minute (needs clang).

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The benchmark tools that turn GPU runs into tables, on small inputs whose
+# figures were worked out by hand (tests/tools/*.expected):
+#   trace.csv: two scan CTAs of three chunks and two prepare units (chunk
+#     steps 2.5 and 1.0 us, then 1.1 and 1.0; waits 2.1 and 0.2 us; ...);
+#   ab.txt: two builds, two passes, the second build missing a row once.
+# Exit status 1 on any difference.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+rc=0
+check() {
+  local name=$1 want=$2
+  shift 2
+  if diff -u "$want" <("$@" 2>&1) >/dev/null; then
+    echo "PASS $name"
+  else
+    diff -u "$want" <("$@" 2>&1) | head -20
+    echo "FAIL $name"
+    rc=1
+  fi
+}
+check "trace_report.py: per-row spreads" tests/tools/trace.expected \
+  python3 bench/tools/trace_report.py tests/tools/trace.csv
+check "ab_table.py: lowest of the passes, ratio to the first build" tests/tools/ab.expected \
+  python3 bench/tools/ab_table.py tests/tools/ab.txt
+exit $rc
