@@ -80,6 +80,10 @@ def parse_args(argv=None):
     p.add_argument('--budget-s', type=float, default=540.0,
                    help='start no new worker after this many seconds (0: no limit); the report says what was skipped')
     p.add_argument('--worker-timeout', type=float, default=300.0, help='seconds before a worker is killed')
+    p.add_argument('--prewarm', action='store_true',
+                   help='before the timed processes, compile the peer for every row in parallel processes '
+                        '(Triton cache only; autotuning stays with the timed processes); the first-call '
+                        'figures are then warm-cache ones')
     p.add_argument('--selftest', action='store_true', help='test the reporting path with fake records (no torch)')
     p.add_argument('--report-only', metavar='JSON', help='re-make csv/md/png from a results json')
     # worker (internal)
@@ -87,6 +91,7 @@ def parse_args(argv=None):
     p.add_argument('--rep', type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument('--record', default=None, help=argparse.SUPPRESS)
     p.add_argument('--accuracy', action='store_true', help=argparse.SUPPRESS)
+    p.add_argument('--prewarm-only', action='store_true', help=argparse.SUPPRESS)
     p.add_argument('--device', default='cuda', help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.reps is None:
@@ -325,6 +330,17 @@ def worker_main(args):
             r['error'] = f'setup: {type(e).__name__}: {e}'
             log(f'{name}: {r["error"]}')
     save()
+
+    if args.prewarm_only:  # one call each: the compiles land in Triton's cache, nothing is timed
+        for name in order:
+            if name in fns:
+                try:
+                    fns[name]()
+                    _try_sync(torch, on_cuda)
+                except Exception as e:  # noqa: BLE001
+                    log(f'{name}: prewarm call: {type(e).__name__}: {e}')
+        log('prewarm done in %.1f s' % (time.perf_counter() - t_start))
+        return 0
 
     # ---- phase 1: callable figure, in this process's order
     for name in order:
@@ -740,6 +756,56 @@ def rel_err(x, ref, torch):
 
 # =========================================================================== parent
 
+def worker_env(autotune_cache):
+    env = dict(os.environ)
+    env.update(FLA_ENV)
+    env.update(WORKER_ENV)
+    env['TRITON_CACHE_AUTOTUNING'] = '1' if autotune_cache else '0'
+    env['PYTHONUNBUFFERED'] = '1'
+    rt = str(ROOT / 'runtime' / 'python')
+    env['PYTHONPATH'] = env['PYTHONPATH'] + os.pathsep + rt if env.get('PYTHONPATH') else rt
+    return env
+
+
+def prewarm(args, rows, logf):
+    """The peer's first call for every row at once, in parallel processes, so
+    that its Triton compiles are cached before the timed processes run (the
+    first of which spent 16-36 s a row compiling). They keep no autotuning
+    choice (TRITON_CACHE_AUTOTUNING=0): configurations tried on a GPU shared
+    by six processes would be skewed, so the timed processes still tune, on
+    an idle GPU, from compiled configurations. Returns a note; a failure
+    only costs the time it took."""
+    t0 = time.monotonic()
+    procs = []
+    for case in rows:
+        cmd = [sys.executable, str(Path(__file__).resolve()), '--worker', '--prewarm-only',
+               '--cases', str(args.cases), '--rows', case['name'], '--impls', PEER,
+               '--seed', str(args.seed)]
+        if args.single_cu:
+            cmd.append('--single-cu')
+        procs.append((case['name'], subprocess.Popen(
+            cmd, env=worker_env(False), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True, cwd=str(ROOT))))
+    failed = []
+    for name, proc in procs:
+        try:
+            out, _ = proc.communicate(timeout=max(1.0, args.worker_timeout - (time.monotonic() - t0)))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except Exception:  # noqa: BLE001
+                proc.kill()
+            out, _ = proc.communicate()
+        logf.write(f'===== prewarm {name} rc {proc.returncode}\n{out}\n')
+        if proc.returncode != 0:
+            failed.append(name)
+    logf.flush()
+    took = time.monotonic() - t0
+    return (f'prewarm: {PEER} compiled for {len(rows)} row(s) in parallel in {took:.0f} s'
+            + (f' (failed: {", ".join(failed)})' if failed else '')
+            + '; its first-call figures are warm-cache ones')
+
+
 def run_worker(args, case, rep, order, accuracy, logf):
     fd, rec_path = tempfile.mkstemp(prefix='gdnbench-', suffix='.json')
     os.close(fd)
@@ -754,12 +820,7 @@ def run_worker(args, case, rep, order, accuracy, logf):
         cmd.append('--single-cu')
     if args.device != 'cuda':
         cmd += ['--device', args.device]
-    env = dict(os.environ)
-    env.update(FLA_ENV)
-    env.update(WORKER_ENV)
-    env['PYTHONUNBUFFERED'] = '1'
-    rt = str(ROOT / 'runtime' / 'python')
-    env['PYTHONPATH'] = env['PYTHONPATH'] + os.pathsep + rt if env.get('PYTHONPATH') else rt
+    env = worker_env(True)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, cwd=str(ROOT))
@@ -1111,7 +1172,7 @@ def host_meta(args, impls, rows):
         'tag': args.tag, 'python': platform.python_version(),
         'argv': [os.path.basename(a) if os.path.isabs(a) else a for a in sys.argv], 'cases_file': repo_path(args.cases), 'rows': [r['name'] for r in rows], 'impls': impls,
         'args': {k: getattr(args, k) for k in ('reps', 'reps_close', 'warmup', 'iters', 'seed', 'quick',
-                                               'single_cu', 'budget_s', 'no_accuracy')},
+                                               'single_cu', 'budget_s', 'no_accuracy', 'prewarm')},
         'smi_start': nvidia_smi(SMI_STATIC), 'git': git_info(), 'libgdn': lib_info(),
         'env_forced': FLA_ENV,
     }
@@ -1170,6 +1231,9 @@ def parent_main(args):
     exit_code = 0
     with open(log_path, 'w') as logf:
         try:
+            if args.prewarm and PEER in impls:
+                notes.append(prewarm(args, rows, logf))
+                print('harness: ' + notes[-1], flush=True)
             for rep in range(args.reps):           # rep-major: every row gets data early
                 for case in rows:
                     if not budget_left(case['name']):

@@ -3,7 +3,8 @@
 # figures were worked out by hand (tests/tools/*.expected):
 #   trace.csv: two scan CTAs of three chunks and two prepare units (chunk
 #     steps 2.5 and 1.0 us, then 1.1 and 1.0; waits 2.1 and 0.2 us; ...);
-#   ab.txt: two builds, two passes, the second build missing a row once.
+#   ab.txt: two builds, two passes, the second build missing a row once;
+# and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,4 +24,9 @@ check "trace_report.py: per-row spreads" tests/tools/trace.expected \
   python3 bench/tools/trace_report.py tests/tools/trace.csv
 check "ab_table.py: lowest of the passes, ratio to the first build" tests/tools/ab.expected \
   python3 bench/tools/ab_table.py tests/tools/ab.txt
+last=$(python3 bench/harness.py --selftest 2>&1 | tail -1)
+case "$last" in
+  *" passed, 0 failed") echo "PASS harness.py --selftest: the reporting path on fake records ($last)" ;;
+  *) echo "FAIL harness.py --selftest: $last"; rc=1 ;;
+esac
 exit $rc
