@@ -5,8 +5,9 @@
  *             `warmup` calls (the first call reported separately);
  *   device:   one call captured in a CUDA graph, `iters` replays timed.
  * With --trace FILE the kernels are the trace build (GDN_CREATE_TRACE,
- * docs/trace.md): after each row's timing, one more call is made and its
- * timeline appended to FILE as CSV (bench/tools/trace_report.py reads it).
+ * docs/trace.md): after each row's timing, a captured call is replayed
+ * once more and its timeline appended to FILE as CSV
+ * (bench/tools/trace_report.py reads it).
  * Inputs are random (never zeros): q, v ~ N(0,1), k L2-normalised, alpha in
  * [0.8, 1], beta = sigmoid(N(0,1)), initial state 0.1 N(0,1), scale 0.73.
  * Usage: build/gdn_bench [--trace FILE] [iters] [row-substring]
@@ -122,6 +123,14 @@ static float time_graph(Call *c, CUstream st, int iters) {
   return ms;
 }
 
+/* The handle's timestamps since the last read, which it clears. */
+static void read_trace(gdn_handle *h, gdn_trace *t) {
+  if (gdn_trace_read(h, t) != GDN_OK) {
+    fprintf(stderr, "gdn_trace_read: %s\n", gdn_last_error(h));
+    exit(1);
+  }
+}
+
 /* One more call, alone, as the device figure runs it (a replay of a
  * captured call, so no launch waits for the host), and its timeline as CSV
  * lines: row, kind (scan: the CTA's start and chain end, chunk c's wait;
@@ -133,18 +142,12 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
   CUgraph g = capture(c, st);
   one_replay(c, st);
   CK(cuStreamSynchronize(st));
-  if (gdn_trace_read(c->h, &t) != GDN_OK) { /* clears what earlier calls wrote */
-    fprintf(stderr, "gdn_trace_read: %s\n", gdn_last_error(c->h));
-    exit(1);
-  }
+  read_trace(c->h, &t); /* clears what earlier calls wrote */
   one_replay(c, st);
   CK(cuStreamSynchronize(st));
   cuGraphExecDestroy(c->ge);
   cuGraphDestroy(g);
-  if (gdn_trace_read(c->h, &t) != GDN_OK) {
-    fprintf(stderr, "gdn_trace_read: %s\n", gdn_last_error(c->h));
-    exit(1);
-  }
+  read_trace(c->h, &t);
   uint64_t t0 = UINT64_MAX;
   for (int i = 0; i < GDN_TRACE_CTAS; i++)
     if (t.scan[i][0][0] && t.scan[i][0][0] < t0)
