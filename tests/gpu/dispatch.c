@@ -255,7 +255,8 @@ static void test_nvrtc(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
 
 /* The timeline of one call: scan CTA (rank * Ho + head) * 2 + half scans
  * the rank-th longest sequence; each of its chunks waits after the one
- * before; unit slot * Ho + head exists for every used chunk slot. */
+ * before, and so does each of its output chunks; unit slot * Ho + head
+ * exists for every used chunk slot. */
 static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int Ho, char *why,
                             size_t len) {
   int sorted[NLENS], units = 0;
@@ -285,10 +286,15 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     }
     if (s[0][1] < prev || s[GDN_TRACE_ROWS - 1][0] < prev)
       return snprintf(why, len, "CTA %d ends before its last chunk", i), 0;
+    /* The output warpgroup starts waiting before the chain's first stamp
+     * (that comes after the initial state's loads), so its chunks are
+     * ordered among themselves, and each wait ends after the chain has
+     * begun the chunk whose hand-off it waits for. */
     const uint64_t(*o)[2] = t->out[i];
-    prev = s[0][0];
-    for (int c = 0; c < want; c++) { /* the output warpgroup, chunk by chunk */
-      if (o[1 + c][0] < prev || o[1 + c][1] < o[1 + c][0])
+    prev = 0;
+    for (int c = 0; c < want; c++) {
+      if (!o[1 + c][0] || o[1 + c][0] < prev || o[1 + c][1] < o[1 + c][0] ||
+          o[1 + c][1] < s[1 + c][1])
         return snprintf(why, len, "CTA %d output chunk %d out of order", i, c), 0;
       prev = o[1 + c][1];
     }
