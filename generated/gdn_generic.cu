@@ -159,8 +159,12 @@ static __device__ __forceinline__ u32 tile_d(u32 mn, u32 k) {
   return a ^ ((a & 0x380u) >> 3);
 }
 
-static __device__ __forceinline__ void st_release_gpu(unsigned *at, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(at), "r"(v) : "memory");
+static __device__ __forceinline__ void fence_acq_rel_gpu() {
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+static __device__ __forceinline__ void st_relaxed_gpu(unsigned *at, unsigned v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(at), "r"(v) : "memory");
 }
 
 static __device__ __forceinline__ void st_shared_v4(u32 dst, u32 x, u32 y, u32 z, u32 w) {
@@ -704,12 +708,16 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     gdn_trace_unit[slot * Ho + h][1] = trace_now();
   })
   if (a.ws_f) {
-    bar_sync(bid, 128); // every store of this unit's P, W and g is issued
+    // Every store of this unit's P, W and g happens before the barrier; one
+    // fence.acq_rel at gpu scope then releases them all (it is cumulative),
+    // for four relaxed flag stores: four st.release would be four fences,
+    // one after another, and the last reader would wait for all of them.
+    bar_sync(bid, 128);
     if (tid == 0) { // one flag per reader: each producer warp of each half
-      __threadfence();
+      fence_acq_rel_gpu();
 #pragma unroll
       for (int i = 0; i < 4; ++i)
-        st_release_gpu(a.ws_f + 4 * (slot * Ho + h) + i, 1u);
+        st_relaxed_gpu(a.ws_f + 4 * (slot * Ho + h) + i, 1u);
     }
   }
 }

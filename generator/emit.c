@@ -393,13 +393,23 @@ void emit_bulk_wait(Prelude *p, int n, int read) {
        read ? ".read" : "", n);
 }
 
-/* A ready flag in global memory, set and read by CTAs of one grid that run
- * on different SMs (gpu scope): release orders the writes it publishes. */
-void emit_st_release_gpu(Prelude *p) {
-  if (seen(p, "st_release_gpu"))
+/* Ready flags in global memory, set and read by CTAs of one grid that run
+ * on different SMs (gpu scope). One fence.acq_rel before several relaxed
+ * stores is the release of them all (each st.release is a fence of its
+ * own), and it publishes the writes of the CTA's other threads that a
+ * barrier ordered before it (the fence is cumulative). */
+void emit_fence_acq_rel_gpu(Prelude *p) {
+  if (seen(p, "fence_acq_rel_gpu"))
     return;
-  outf(&p->text, FN " void st_release_gpu(unsigned *at, unsigned v) {\n");
-  outf(&p->text, "  asm volatile(\"st.release.gpu.global.u32 [%%0], %%1;\" :: \"l\"(at), \"r\"(v) : \"memory\");\n}\n\n");
+  outf(&p->text, FN " void fence_acq_rel_gpu() {\n");
+  outf(&p->text, "  asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_st_relaxed_gpu(Prelude *p) {
+  if (seen(p, "st_relaxed_gpu"))
+    return;
+  outf(&p->text, FN " void st_relaxed_gpu(unsigned *at, unsigned v) {\n");
+  outf(&p->text, "  asm volatile(\"st.relaxed.gpu.global.u32 [%%0], %%1;\" :: \"l\"(at), \"r\"(v) : \"memory\");\n}\n\n");
 }
 
 void emit_ld_acquire_gpu(Prelude *p) {

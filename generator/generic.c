@@ -210,7 +210,8 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
            b = carve(&off, 256, 16), gi = carve(&off, 256, 16), a8 = carve(&off, 2048, 16),
            d8 = carve(&off, 2048, 16), bar = carve(&off, 8, 8);
   *ki = (KernelInfo){"gdn_prepare", 128, off + 1024};
-  emit_st_release_gpu(p);
+  emit_fence_acq_rel_gpu(p);
+  emit_st_relaxed_gpu(p);
   Slots sl = {.n = 0};
   Out ld;
   out_init(&ld);
