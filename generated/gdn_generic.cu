@@ -1354,7 +1354,8 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
 // itself, and the block scheduler starts CTAs in index order). The first
 // `single` prepare CTAs run one unit each (warpgroup 0): the first chunks'
 // units are on the chain's path, and a unit alone on an SM is done soonest.
-// The CTAs after them run 2 units each, one per warpgroup.
+// The CTAs after them run 2 units each, one per warpgroup; the host
+// makes `single` less than the free SMs, so that some of them start at once.
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
           const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,

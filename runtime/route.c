@@ -43,12 +43,23 @@ gdn_route gdn_pick_route(const gdn_prefill_args *a, const gdn_plan *plan) {
   return gdn_route_decide(gdn_route_lookup(a), a);
 }
 
+/* Chunk slots whose units run one to a CTA in gdn_fused. A unit alone on
+ * an SM is done in about 5.5 us, two together in about 9.5, and the chain
+ * takes about 1.1 us a chunk: singles for the first three slots feed it
+ * soonest, and the rest of the first wave, two units a CTA from the start,
+ * is done by the time it reaches them. Singles on every free SM left the
+ * doubles to a second wave that started after them, and the chains waited
+ * for it (H200, docs/generic.md). */
+enum { FUSED_SINGLE_SLOTS = 3 };
+
 int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g) {
   int64_t nscan = 2 * (int64_t)p->Ho * p->N, units = p->slots * p->Ho;
   if (2 * nscan > sms || units <= (int64_t)GDN_PREPARE_CTAS_PER_SM * sms)
     return 0;
   g->nscan = (int)nscan;
-  g->single = sms - (int)nscan; /* one unit per CTA on the SMs the scan leaves */
+  g->single = sms - (int)nscan; /* SMs the scan leaves */
+  if (g->single > FUSED_SINGLE_SLOTS * p->Ho)
+    g->single = FUSED_SINGLE_SLOTS * p->Ho;
   g->units = units;
   g->ctas = (unsigned)(nscan + g->single +
                        (units - g->single + GDN_FUSED_UNITS - 1) / GDN_FUSED_UNITS);
