@@ -135,10 +135,11 @@ static void read_trace(gdn_handle *h, gdn_trace *t) {
  * captured call, so no launch waits for the host), and its timeline as CSV
  * lines: row, kind (scan: the CTA's start and chain end, chunk c's wait;
  * outc: the output warpgroup's wait for chunk c; out: the output stores'
- * end; unit: a prepare unit's start and end),
+ * end; unit: a prepare unit's start and end; ustep: the end of a unit's
+ * stage, in t0),
  * index, chunk, t0, t1 in ns from the call's earliest stamp. */
 static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
-  static gdn_trace t; /* about 4.5 MB: not on the stack */
+  static gdn_trace t; /* about 5.7 MB: not on the stack */
   CUgraph g = capture(c, st);
   one_replay(c, st);
   CK(cuStreamSynchronize(st));
@@ -172,10 +173,16 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
     fprintf(f, "%s,out,%d,%d,%llu,0\n", r->name, i, n,
             (unsigned long long)(s[GDN_TRACE_ROWS - 1][0] - t0));
   }
-  for (int u = 0; u < GDN_TRACE_UNITS; u++)
-    if (t.unit[u][0])
-      fprintf(f, "%s,unit,%d,-1,%llu,%llu\n", r->name, u, (unsigned long long)(t.unit[u][0] - t0),
-              (unsigned long long)(t.unit[u][1] - t0));
+  for (int u = 0; u < GDN_TRACE_UNITS; u++) {
+    if (!t.unit[u][0])
+      continue;
+    fprintf(f, "%s,unit,%d,-1,%llu,%llu\n", r->name, u, (unsigned long long)(t.unit[u][0] - t0),
+            (unsigned long long)(t.unit[u][1] - t0));
+    for (int k = 0; k < GDN_TRACE_STEPS; k++)
+      if (t.unit_step[u][k])
+        fprintf(f, "%s,ustep,%d,%d,%llu,0\n", r->name, u, k,
+                (unsigned long long)(t.unit_step[u][k] - t0));
+  }
 }
 
 static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *trace) {

@@ -379,11 +379,17 @@ static __device__ __forceinline__ void setmaxnreg_dec_56() {
 __device__ u64 gdn_trace_scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
 __device__ u64 gdn_trace_out[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
 __device__ u64 gdn_trace_unit[GDN_TRACE_UNITS][2];
+__device__ u64 gdn_trace_unit_step[GDN_TRACE_UNITS][GDN_TRACE_STEPS];
 static __device__ __forceinline__ u64 trace_now() {
   u64 t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+// Stage k of a prepare unit ends (thread 0; st is null for an untraced
+// unit): 0 alpha and beta staged, 1 g formed, 2 q and k arrived, 3 QK and
+// KK formed, 4 P stored and A staged, 5 the 8 x 8 inverses, 6-8 the rungs
+// to 16, 32 and 64; then the unit's end (W stored).
+#define TRACE_STEP(st, k) do { if (st) (st)[k] = trace_now(); } while (0)
 #define TRACE(...) __VA_ARGS__
 #else
 #define TRACE(...)
@@ -456,12 +462,14 @@ static __device__ __forceinline__ void frag_load(u32 src, float (&x)[32], int wt
 // registers, in the accumulator layout); each rung merges pairs of blocks of
 // size b: Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
 static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
-                                              float *s_d8, u32 sd, u32 sz, u16 *w, int wt, u32 bid) {
+                                              float *s_d8, u32 sd, u32 sz, u16 *w, int wt,
+                                              u32 bid TRACE(, u64 *st)) {
   float d[32], c[32], z[32];
   u32 ca[16], da[16];
   if (wt < 64)
     forward_subst(s_a8, s_d8, wt >> 3, wt & 7);
   bar_sync(bid, 128);
+  TRACE(TRACE_STEP(st, 5);)
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
@@ -543,6 +551,7 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
     for (int r = 0; r < 32; ++r)
       d[r] = round_f16(d[r] - z[r]);
     bar_sync(bid, 128); // every wgmma has read sd and sz before the next rung
+    TRACE(TRACE_STEP(st, 6 + (b == 16) + 2 * (b == 32));)
   }
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
@@ -589,7 +598,8 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   const int t0 = bos + 64 * (slot - (bos / 64 + lo));
   if (t0 >= eos)
     return; // a slot that no chunk uses
-  TRACE(const u64 t_start = trace_now();)
+  TRACE(const u64 t_start = trace_now();
+        u64 *st = tid == 0 && slot * Ho + h < GDN_TRACE_UNITS ? gdn_trace_unit_step[slot * Ho + h] : 0;)
   const int L = min(64, eos - t0);
   const int hq = h * a.Hq / Ho, hk = h * a.Hk / Ho;
   const u32 sq = base + 0u, sk = base + 16384u, bar = base + 37632u;
@@ -630,6 +640,7 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     s_b[tid] = be;
   }
   bar_sync(bid, 128);
+  TRACE(TRACE_STEP(st, 0);)
   if (tid == 0) { // one thread, in token order: the staged reference's sum,
     float x[64];  // with the values in registers (16-byte loads and stores)
 #pragma unroll
@@ -653,9 +664,11 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     ws_g[2 * row + 64 + tid] = s_g[L - 1] / s_g[tid];
     s_gi[tid] = 1.f / s_g[tid];
   }
+  TRACE(TRACE_STEP(st, 1);)
   if (L == 64)
     mbar_wait(bar, 0);
   bar_sync(bid, 128);
+  TRACE(TRACE_STEP(st, 2);)
   float qk[32], kk[32];
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(qk[i_]);
@@ -685,6 +698,7 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(kk[i_]);
   wgmma_commit();
   wgmma_wait_0();
+  TRACE(TRACE_STEP(st, 3);)
   bar_sync(bid, 128); // q and k are read: their bytes now hold A, D and Z
 #pragma unroll
   for (int r = 0; r < 32; ++r) { // one decay g_t * (1 / g_s) serves P and A
@@ -702,7 +716,8 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   }
   frag_store(sa, kk, wt);
   bar_sync(bid, 128);
-  ladder(sa, s_b, s_a8, s_d8, sd, sz, a.ws_w + row * 64, wt, bid);
+  TRACE(TRACE_STEP(st, 4);)
+  ladder(sa, s_b, s_a8, s_d8, sd, sz, a.ws_w + row * 64, wt, bid TRACE(, st));
   TRACE(if (tid == 0 && slot * Ho + h < GDN_TRACE_UNITS) {
     gdn_trace_unit[slot * Ho + h][0] = t_start;
     gdn_trace_unit[slot * Ho + h][1] = trace_now();

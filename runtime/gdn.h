@@ -120,17 +120,20 @@ int gdn_uses_nvrtc(const gdn_handle *h);
  * 1 + c, for c < GDN_TRACE_ROWS - 2), and the end of its output stores with
  * its chunk count (the last row); the output warpgroup's waits for each
  * chunk (out, row 1 + c); per prepare unit (slot * Ho + head) its start
- * and end. An entry not written since the last read is 0. For
+ * and end, and the ends of its stages (unit_step; docs/trace.md names
+ * them). An entry not written since the last read is 0. For
  * measuring where a launch spends its time, not for production. */
 #define GDN_CREATE_TRACE 2u
 #define GDN_TRACE_CTAS 1024
 #define GDN_TRACE_ROWS 130
 #define GDN_TRACE_UNITS 16384
+#define GDN_TRACE_STEPS 9
 typedef struct gdn_trace {
   uint64_t scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
   uint64_t out[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2]; /* row 1 + c: the output
       warpgroup before and after its waits for chunk c's q/P stage and hand-off */
   uint64_t unit[GDN_TRACE_UNITS][2];
+  uint64_t unit_step[GDN_TRACE_UNITS][GDN_TRACE_STEPS]; /* between start and end */
 } gdn_trace;
 /* Copies the timestamps written since the last read into *t and clears
  * them. Call it once the launches are complete (e.g. after

@@ -87,15 +87,17 @@ gdn_status gdn_nvrtc_module(gdn_handle *h, const char *name, const char *src, in
   if (load_nvrtc(&n) != 0)
     return gdn_fail(h, GDN_ERR_NO_KERNEL, "NVRTC (libnvrtc.so) could not be opened");
   void *prog = NULL;
+  /* The first two always; the rest in the trace build only. */
   const char *opts[] = {"-arch=sm_90a", "-std=c++17", "-DGDN_TRACE",
                         "-DGDN_TRACE_CTAS=" STR(GDN_TRACE_CTAS),
                         "-DGDN_TRACE_ROWS=" STR(GDN_TRACE_ROWS),
-                        "-DGDN_TRACE_UNITS=" STR(GDN_TRACE_UNITS)};
+                        "-DGDN_TRACE_UNITS=" STR(GDN_TRACE_UNITS),
+                        "-DGDN_TRACE_STEPS=" STR(GDN_TRACE_STEPS)};
   gdn_status s = GDN_OK;
   char why[256];
   if (n.create(&prog, src, name, 0, NULL, NULL) != 0) {
     s = gdn_fail(h, GDN_ERR_NO_KERNEL, "nvrtcCreateProgram failed for %s", name);
-  } else if (n.compile(prog, trace ? 6 : 2, opts) != 0) {
+  } else if (n.compile(prog, trace ? (int)(sizeof opts / sizeof *opts) : 2, opts) != 0) {
     first_log_line(&n, prog, why, sizeof why);
     s = gdn_fail(h, GDN_ERR_NO_KERNEL, "NVRTC could not compile %s: %s", name, why);
   } else {

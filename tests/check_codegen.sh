@@ -84,7 +84,7 @@ echo "check-codegen: generated/RESOURCES.md equals the fresh table"
 
 # ------------------------------------------------ (e) the trace build
 tdefs=(-DGDN_TRACE)
-for v in GDN_TRACE_CTAS GDN_TRACE_ROWS GDN_TRACE_UNITS; do
+for v in GDN_TRACE_CTAS GDN_TRACE_ROWS GDN_TRACE_UNITS GDN_TRACE_STEPS; do
   n=$(sed -n "s/^#define $v \([0-9]*\)$/\1/p" runtime/gdn.h)
   [ -n "$n" ] || fail "no '#define $v N' in runtime/gdn.h"
   tdefs+=("-D$v=$n")

@@ -3,7 +3,7 @@
 (docs/trace.md): per benchmark row, when the scan CTAs start, when their
 first chunk's data arrives, how long a chunk of the state chain takes, how
 long the chains and the output warpgroups wait, and when the prepare units
-run.
+run, stage by stage where the trace has the units' stage stamps.
 
     bench/tools/trace_report.py TRACE.csv [--png OUT.png]
 
@@ -19,7 +19,7 @@ from collections import defaultdict
 
 def load(path):
     rows = defaultdict(lambda: {'scan': defaultdict(dict), 'outc': defaultdict(dict), 'out': {},
-                                'unit': {}})
+                                'unit': {}, 'ustep': defaultdict(dict)})
     with open(path) as f:
         for r in csv.DictReader(f):
             row, kind, i, c = r['row'], r['kind'], int(r['index']), int(r['chunk'])
@@ -30,6 +30,8 @@ def load(path):
                 rows[row]['outc'][i][c] = (t0, t1)  # the output warpgroup's wait for chunk c
             elif kind == 'out':
                 rows[row]['out'][i] = t0
+            elif kind == 'ustep':
+                rows[row]['ustep'][i][c] = t0  # the end of unit i's stage c
             else:
                 rows[row]['unit'][i] = (t0, t1)
     return rows
@@ -61,6 +63,33 @@ def cta_figures(ch):
     }
 
 
+# What ends at each stage stamp of a prepare unit (docs/trace.md), then at
+# the unit's end.
+STAGES = ['alpha, beta staged', 'g formed', 'q, k arrived', 'QK, KK formed',
+          'P stored, A staged', '8 x 8 inverses', 'rung to 16', 'rung to 32', 'rung to 64',
+          'W stored']
+
+
+def stage_table(d):
+    """Per stage, the spread over the units of how long it took (from the
+    stamp before it, the first from the unit's start)."""
+    per = defaultdict(list)
+    for u, steps in d['ustep'].items():
+        if u not in d['unit'] or len(steps) != len(STAGES) - 1:
+            continue
+        start, end = d['unit'][u]
+        marks = [start] + [steps[k] for k in range(len(STAGES) - 1)] + [end]
+        for k in range(len(STAGES)):
+            per[k].append(marks[k + 1] - marks[k])
+    if not per:
+        return
+    print('| prepare unit stage (us) | min / median / max |')
+    print('|---|---|')
+    for k, what in enumerate(STAGES):
+        print(f'| {what} | {spread(per[k])} |')
+    print()
+
+
 def report(name, d):
     ctas = [cta_figures(ch) for ch in d['scan'].values() if -1 in ch]
     units = list(d['unit'].values())
@@ -83,6 +112,7 @@ def report(name, d):
         print(f'| unit duration | {spread([u[1] - u[0] for u in units])} |')
         print(f'| unit end | {spread([u[1] for u in units])} |')
     print()
+    stage_table(d)
 
 
 def plot(rows, path):
