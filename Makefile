@@ -56,8 +56,14 @@ $(B)/kernels/embedded.c: kernels
 $(B)/rt/embedded.o: $(B)/kernels/embedded.c
 	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $<
 
+# libgdn.commit says which commit the library was linked at (and whether
+# tracked files differed from it), for records made where the checkout's
+# git state is not the build's (a copy carried to the GPU machine).
 $(B)/libgdn.so: $(RT_OBJ)
 	$(CC) -shared -Wl,-soname,libgdn.so -o $@ $(RT_OBJ) $(CUDA_LIB) -lpthread -ldl -lm
+	@if git rev-parse HEAD >/dev/null 2>&1; then git rev-parse HEAD; \
+	   if [ -n "$$(git status --porcelain --untracked-files=no)" ]; then echo dirty; else echo clean; fi; \
+	 else echo unknown unknown; fi > $(B)/libgdn.commit
 
 $(B)/libgdn.a: $(RT_OBJ)
 	ar rcs $@ $(RT_OBJ)

@@ -220,7 +220,14 @@ def lib_info():
         mtime = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
     except OSError:
         return None
-    return {'path': repo_path(path), 'sha256': digest, 'mtime_utc': mtime.isoformat(timespec='seconds')}
+    info = {'path': repo_path(path), 'sha256': digest, 'mtime_utc': mtime.isoformat(timespec='seconds')}
+    try:  # the commit the Makefile recorded when it linked this library
+        commit, state = Path(path).with_name('libgdn.commit').read_text().split()[:2]
+        if state in ('clean', 'dirty'):
+            info['commit'], info['commit_dirty'] = commit, state == 'dirty'
+    except (OSError, ValueError):
+        pass
+    return info
 
 
 def write_json_atomic(path, obj):
@@ -1000,10 +1007,13 @@ def render_markdown(result):
              f'calls (callable) and replays of a one-call CUDA graph (device); figure = median over processes'
              + ('; QUICK smoke test' if a.get('quick') else ''))
     if meta.get('git'):
-        L.append(f'- tree: {meta["git"]["commit"][:12]}{" (dirty)" if meta["git"]["dirty"] else ""}')
+        L.append(f'- checkout that ran the harness: {meta["git"]["commit"][:12]}'
+                 f'{" (dirty)" if meta["git"]["dirty"] else ""}')
     if meta.get('libgdn'):
         lg = meta['libgdn']
-        L.append(f'- libgdn: {lg["path"]}, sha256 {lg["sha256"][:16]}, built {lg["mtime_utc"]}')
+        built = (f', linked at commit {lg["commit"][:12]}{" with uncommitted changes" if lg["commit_dirty"] else ""}'
+                 if lg.get('commit') else '')
+        L.append(f'- libgdn: {lg["path"]}, sha256 {lg["sha256"][:16]}, built {lg["mtime_utc"]}{built}')
     L.append('- ratio = impl / FLA (below 1: faster than FLA). err = ‖x − ref‖₂ / ‖ref‖₂ against the fp64 '
              'token recurrence (o, final state).')
     L.append('')
@@ -1385,7 +1395,9 @@ def selftest(args):
         meta = {'date': '2026-01-02', 'tag': 'selftest', 'rows': [r['name'] for r in rows], 'impls': impls,
                 'args': {'reps': 3, 'reps_close': 7, 'warmup': 20, 'iters': 100, 'quick': False},
                 'smi_start': {'name': 'NVIDIA H200', 'driver_version': '580.159.04', 'clocks.sm': '345',
-                              'clocks.max.sm': '1980'}, 'git': {'commit': 'f' * 40, 'dirty': True}}
+                              'clocks.max.sm': '1980'}, 'git': {'commit': 'f' * 40, 'dirty': True},
+                'libgdn': {'path': 'build/libgdn.so', 'sha256': 'a' * 64, 'mtime_utc': '2026-01-02T00:00:00+00:00',
+                           'commit': 'e' * 40, 'commit_dirty': False}}
         result = {'meta': collect_meta(recs, meta), 'summary': s, 'records': recs,
                   'notes': ['selftest note'], 'complete': True}
         stem = out_stem(td, '2026-01-02', 'selftest')
@@ -1395,6 +1407,9 @@ def selftest(args):
         with open(str(stem) + '.csv') as f:
             lines = list(csv.DictReader(f))
         check(len(lines) == 18 and lines[0]['row'] == rows[0]['name'], 'csv: one line per row and impl')
+        check('built 2026-01-02T00:00:00+00:00, linked at commit eeeeeeeeeeee\n' in md and
+              'checkout that ran the harness: ffffffffffff (dirty)' in md,
+              'the build\'s commit beside the checkout\'s')
         check('| impl | callable ×FLA |' in md and 'DEFECT' in md and '1980' in md and 'fla-core 0.6.0' in md,
               'markdown has table, geo-mean, defects, stamps')
         png = Path(str(stem) + '.png')
