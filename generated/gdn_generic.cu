@@ -400,13 +400,26 @@ static __device__ __forceinline__ int seq_bound(const int *cu_seqlens, int i, in
   return cu_seqlens ? cu_seqlens[i] : (i == 0 ? 0 : T);
 }
 
-// P = bf16 of the decayed, masked QK, straight from the accumulator
-// fragment into the workspace (row-major 64 x 64).
-static __device__ __forceinline__ void store_p(const float (&pf)[32], u16 *p, int wt) {
+// P and W leave for the workspace (row-major 64 x 64 bf16, 8 KB each in
+// one piece) through shared memory. From the accumulator layout a warp's store
+// is eight rows of 16 bytes, half of every sector it touches; staged with
+// rows 144 bytes apart (consecutive rows start four banks apart, so
+// the staging stores are free of conflicts), a tile leaves in 16-byte
+// stores of 512 contiguous bytes a warp.
+static __device__ __forceinline__ void stage_pair(u32 tile, int t, int s, float x, float y) {
+  st_shared_u32(tile + (u32)(t * 144 + s * 2), pack_bf16(x, y));
+}
+
+static __device__ __forceinline__ void tile_out(u32 tile, u16 *dst, int i) {
+  // 16-byte piece q = i + 64 j of the tile (i < 64): row q / 8 = i / 8 + 8 j,
+  // bytes (q % 8) * 16 = (i % 8) * 16; one base each, constant steps.
+  const u32 src = tile + (u32)((i >> 3) * 144 + (i & 7) * 16);
+  char *to = (char *)dst + i * 16;
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) {
-    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    *(u32 *)(p + t * 64 + s) = pack_bf16(pf[r], pf[r + 1]);
+  for (int j = 0; j < 8; ++j) {
+    u32 x, y, z, w;
+    ld_shared_v4(src + (u32)(j * 8 * 144), x, y, z, w);
+    st_global_v4(to + j * 1024, x, y, z, w);
   }
 }
 
@@ -456,18 +469,45 @@ static __device__ __forceinline__ void frag_load(u32 src, float (&x)[32], int wt
   }
 }
 
+// W = bf16(D diag(beta)) from the fp16 D tile at sd, in 16-byte stores of
+// 512 contiguous bytes a warp: thread wt forms columns 8 (wt % 8) onwards
+// of rows wt / 8 + 16 j, one 16-byte piece of the swizzled row each (the
+// eight pieces of a row, read by eight lanes, share no bank). Staging W
+// itself like P spilled 8 bytes at the 128-register bound; D's tile costs
+// no registers the ladder does not already hold.
+static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, int wt) {
+  const int c = wt & 7;
+  const float4 b0 = *(const float4 *)(s_b + 8 * c), b1 = *(const float4 *)(s_b + 8 * c + 4);
+  const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+  char *to = (char *)w + wt * 16;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    u32 x[4], y[4];
+    ld_shared_v4(sd + tile_d(8 * c, (wt >> 3) + 16 * j), x[0], x[1], x[2], x[3]);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) // x[i]: columns 8c + 2i (low half) and 8c + 2i + 1
+      y[i] = pack_bf16(f16_to_f32((u16)(x[i] & 0xFFFFu)) * b[2 * i],
+                       f16_to_f32((u16)(x[i] >> 16)) * b[2 * i + 1]);
+    st_global_v4(to + j * 2048, y[0], y[1], y[2], y[3]);
+  }
+}
+
 // T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
 // A arrives in shared memory (fragment order, and its diagonal 8 x 8 blocks
 // in s_a8). D holds the block-diagonal inverse so far (fp16 values in fp32
 // registers, in the accumulator layout); each rung merges pairs of blocks of
 // size b: Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
 static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
-                                              float *s_d8, u32 sd, u32 sz, u16 *w, int wt,
-                                              u32 bid TRACE(, u64 *st)) {
+                                              float *s_d8, u32 sd, u32 sz, u32 sp, u16 *p,
+                                              u16 *w, int wt, u32 bid TRACE(, u64 *st)) {
   float d[32], c[32], z[32];
   u32 ca[16], da[16];
+  // Half the warpgroup substitutes; the other half sends P, staged at sp,
+  // to the workspace meanwhile (D takes those bytes after the barrier).
   if (wt < 64)
     forward_subst(s_a8, s_d8, wt >> 3, wt & 7);
+  else
+    tile_out(sp, p, wt - 64);
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 5);)
 #pragma unroll
@@ -553,11 +593,9 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
     bar_sync(bid, 128); // every wgmma has read sd and sz before the next rung
     TRACE(TRACE_STEP(st, 6 + (b == 16) + 2 * (b == 32));)
   }
-#pragma unroll
-  for (int r = 0; r < 32; r += 2) {
-    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    *(u32 *)(w + t * 64 + s) = pack_bf16(d[r] * s_b[s], d[r + 1] * s_b[s + 1]);
-  }
+  store_f16_tile(d, sd, wt); // the last D, exact in fp16 (each rung rounds it); sd is free
+  bar_sync(bid, 128);
+  w_out(sd, s_b, w, wt);
 }
 
 // What a prepare unit reads and writes; ws_f is null unless the scan runs
@@ -700,14 +738,16 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   wgmma_wait_0();
   TRACE(TRACE_STEP(st, 3);)
   bar_sync(bid, 128); // q and k are read: their bytes now hold A, D and Z
+  // One decay g_t * (1 / g_s) serves P and A. P is staged in k's bytes
+  // (read by QK and KK) as it is formed, so its registers free up early.
 #pragma unroll
-  for (int r = 0; r < 32; ++r) { // one decay g_t * (1 / g_s) serves P and A
+  for (int r = 0; r < 32; r += 2) {
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    const float ratio = s <= t ? s_g[t] * s_gi[s] : 0.f;
-    qk[r] *= ratio;                                    // P before rounding
-    kk[r] = s < t ? s_b[t] * (kk[r] * ratio) : 0.f;    // A
+    const float r0 = s <= t ? s_g[t] * s_gi[s] : 0.f, r1 = s + 1 <= t ? s_g[t] * s_gi[s + 1] : 0.f;
+    stage_pair(sk, t, s, qk[r] * r0, qk[r + 1] * r1);
+    kk[r] = s < t ? s_b[t] * (kk[r] * r0) : 0.f; // A
+    kk[r + 1] = s + 1 < t ? s_b[t] * (kk[r + 1] * r1) : 0.f;
   }
-  store_p(qk, a.ws_p + row * 64, wt);
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
@@ -717,7 +757,7 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   frag_store(sa, kk, wt);
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 4);)
-  ladder(sa, s_b, s_a8, s_d8, sd, sz, a.ws_w + row * 64, wt, bid TRACE(, st));
+  ladder(sa, s_b, s_a8, s_d8, sd, sz, sk, a.ws_p + row * 64, a.ws_w + row * 64, wt, bid TRACE(, st));
   TRACE(if (tid == 0 && slot * Ho + h < GDN_TRACE_UNITS) {
     gdn_trace_unit[slot * Ho + h][0] = t_start;
     gdn_trace_unit[slot * Ho + h][1] = trace_now();

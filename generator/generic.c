@@ -204,6 +204,11 @@ enum { FUSED_UNITS = 2, PREPARE_CTAS_PER_SM = 4 };
  * and the CPU tests use the kernel's own map. */
 #define FUSED_UNIT_FMT "((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * %d + (wg))"
 
+/* Row pitch of P and W staged in shared memory before they leave in 16-byte
+ * stores: 128 bytes of bf16 and 16 more, so that consecutive rows start
+ * four banks apart. */
+enum { OUT_ROW = 64 * 2 + 16 };
+
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
            k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
@@ -230,13 +235,14 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
     uint32_t v;
   } nums[] = {{"Q_OFF", q}, {"K_OFF", k}, {"G_OFF", g}, {"B_OFF", b}, {"GI_OFF", gi}, {"A8_OFF", a8},
               {"D8_OFF", d8}, {"BAR_OFF", bar}, {"QK_BYTES", 2 * tile_bytes(&TILE_QK)},
-              {"Z_IN_K", tile_bytes(&TILE_D)}, {"UNIT_BYTES", off},
+              {"Z_IN_K", tile_bytes(&TILE_D)}, {"UNIT_BYTES", off}, {"OUT_ROW", OUT_ROW},
               {"CTAS_PER_SM", PREPARE_CTAS_PER_SM}};
   for (size_t i = 0; i < COUNT_OF(nums); i++)
     slot_add(&sl, nums[i].name, "%u", nums[i].v);
   /* A (fp32, fragment order) takes q's bytes, D and Z take k's. */
-  if (tile_bytes(&TILE_QK) < 32 * 128 * 4 || tile_bytes(&TILE_QK) < 2 * tile_bytes(&TILE_D))
-    rc = diag_fail(d, "generic: the q and k tiles are too small to hold A, D and Z");
+  if (tile_bytes(&TILE_QK) < 32 * 128 * 4 || tile_bytes(&TILE_QK) < 2 * tile_bytes(&TILE_D) ||
+      tile_bytes(&TILE_QK) < 64 * OUT_ROW)
+    rc = diag_fail(d, "generic: the q and k tiles are too small to hold A, D and Z, or P's staging");
   slot_add(&sl, "TAIL_QK", "tail_qk128");
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "D_TILE", "tile_d");

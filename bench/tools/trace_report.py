@@ -66,7 +66,7 @@ def cta_figures(ch):
 # What ends at each stage stamp of a prepare unit (docs/trace.md), then at
 # the unit's end.
 STAGES = ['alpha, beta staged', 'g formed', 'q, k arrived', 'QK, KK formed',
-          'P stored, A staged', '8 x 8 inverses', 'rung to 16', 'rung to 32', 'rung to 64',
+          'P and A staged', '8 x 8 inverses', 'rung to 16', 'rung to 32', 'rung to 64',
           'W stored']
 
 
