@@ -402,10 +402,11 @@ static __device__ __forceinline__ int seq_bound(const int *cu_seqlens, int i, in
 
 // P and W leave for the workspace (row-major 64 x 64 bf16, 8 KB each in
 // one piece) through shared memory. From the accumulator layout a warp's store
-// is eight rows of 16 bytes, half of every sector it touches; staged with
-// rows 144 bytes apart (consecutive rows start four banks apart, so
-// the staging stores are free of conflicts), a tile leaves in 16-byte
-// stores of 512 contiguous bytes a warp.
+// is eight rows of 16 bytes, half of every sector it touches. P is staged
+// with rows 144 bytes apart (consecutive rows start four banks apart,
+// so the staging stores are free of conflicts) and leaves in 16-byte stores
+// of 512 contiguous bytes a warp; W leaves the same way from the ladder's D
+// tile (w_out).
 static __device__ __forceinline__ void stage_pair(u32 tile, int t, int s, float x, float y) {
   st_shared_u32(tile + (u32)(t * 144 + s * 2), pack_bf16(x, y));
 }

@@ -204,9 +204,9 @@ enum { FUSED_UNITS = 2, PREPARE_CTAS_PER_SM = 4 };
  * and the CPU tests use the kernel's own map. */
 #define FUSED_UNIT_FMT "((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * %d + (wg))"
 
-/* Row pitch of P and W staged in shared memory before they leave in 16-byte
+/* Row pitch of P staged in shared memory before it leaves in 16-byte
  * stores: 128 bytes of bf16 and 16 more, so that consecutive rows start
- * four banks apart. */
+ * four banks apart. (W leaves from the ladder's D tile instead.) */
 enum { OUT_ROW = 64 * 2 + 16 };
 
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
