@@ -90,6 +90,19 @@ def stage_table(d):
     print()
 
 
+def most_at_once(spans):
+    """The most intervals (start, end) that hold one instant; one ending
+    where another starts is not counted with it. Over the SM count, it says
+    how many prepare CTAs an SM held at once (four by the launch bounds,
+    more where registers and shared memory allow)."""
+    events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    now = most = 0
+    for _, step in events:  # at one time, ends (-1) sort before starts
+        now += step
+        most = max(most, now)
+    return most
+
+
 def report(name, d):
     ctas = [cta_figures(ch) for ch in d['scan'].values() if -1 in ch]
     units = list(d['unit'].values())
@@ -111,6 +124,7 @@ def report(name, d):
         print(f'| unit start | {spread([u[0] for u in units])} |')
         print(f'| unit duration | {spread([u[1] - u[0] for u in units])} |')
         print(f'| unit end | {spread([u[1] for u in units])} |')
+        print(f'| units running at once, most | {most_at_once(units)} |')
     print()
     stage_table(d)
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark tools that turn GPU runs into tables, on small inputs whose
 # figures were worked out by hand (tests/tools/*.expected):
-#   trace.csv: two scan CTAs of three chunks and two prepare units (chunk
+#   trace.csv: two scan CTAs of three chunks and three prepare units (chunk
 #     steps 2.5 and 1.0 us, then 1.1 and 1.0; waits 2.1 and 0.2 us; ...;
-#     the units' stages 0.1 and 0.3 us, then 0.2 and 0.2, ...);
+#     the units' stages 0.1 and 0.3 us, then 0.2 and 0.2, ...; the third
+#     unit, without stages, starts as the first ends: two at once, not three);
 #   ab.txt: two builds, two passes, the second build missing a row once;
 # and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
