@@ -493,15 +493,26 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
   }
 }
 
+// D's registers as fp16 pairs, in the accumulator layout: pair i holds
+// accumulator registers 2i and 2i + 1, which is also the A-operand register i
+// of D (fragment.c), so D is its own operand and no copy is kept in fp32.
+static __device__ __forceinline__ void store_f16_pairs(const u32 (&v)[16], u32 tile, int wt) {
+#pragma unroll
+  for (int r = 0; r < 32; r += 2) {
+    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+    st_shared_u32(tile + tile_d(s, t), v[r >> 1]);
+  }
+}
+
 // T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
 // A arrives in shared memory (fragment order, and its diagonal 8 x 8 blocks
-// in s_a8). D holds the block-diagonal inverse so far (fp16 values in fp32
-// registers, in the accumulator layout); each rung merges pairs of blocks of
-// size b: Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
+// in s_a8). D holds the block-diagonal inverse so far, exact in fp16 (da:
+// fp16 pairs, above); each rung merges pairs of blocks of size b:
+// Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
 static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
                                               float *s_d8, u32 sd, u32 sz, u32 sp, u16 *p,
                                               u16 *w, int wt, u32 bid TRACE(, u64 *st)) {
-  float d[32], c[32], z[32];
+  float c[32], z[32];
   u32 ca[16], da[16];
   // Half the warpgroup substitutes; the other half sends P, staged at sp,
   // to the workspace meanwhile (D takes those bytes after the barrier).
@@ -512,13 +523,14 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 5);)
 #pragma unroll
-  for (int r = 0; r < 32; ++r) {
+  for (int r = 0; r < 32; r += 2) { // D8, fp16 values already: packing is exact
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    d[r] = (t >> 3) == (s >> 3) ? s_d8[t * 8 + (s & 7)] : 0.f;
+    const bool on = (t >> 3) == (s >> 3); // s and s + 1 share their block
+    da[r >> 1] = pack_f16(on ? s_d8[t * 8 + (s & 7)] : 0.f, on ? s_d8[t * 8 + (s & 7) + 1] : 0.f);
   }
 #pragma unroll
   for (int b = 8; b <= 32; b *= 2) {
-    store_f16_tile(d, sd, wt);
+    store_f16_pairs(da, sd, wt);
     fence_proxy_async();
     bar_sync(bid, 128);
     frag_load(afrag, c, wt);
@@ -559,22 +571,6 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
     store_f16_tile(z, sz, wt); // rounds Z to fp16
     fence_proxy_async();
     bar_sync(bid, 128);
-    da[0] = pack_f16(d[0], d[1]);
-    da[1] = pack_f16(d[2], d[3]);
-    da[2] = pack_f16(d[4], d[5]);
-    da[3] = pack_f16(d[6], d[7]);
-    da[4] = pack_f16(d[8], d[9]);
-    da[5] = pack_f16(d[10], d[11]);
-    da[6] = pack_f16(d[12], d[13]);
-    da[7] = pack_f16(d[14], d[15]);
-    da[8] = pack_f16(d[16], d[17]);
-    da[9] = pack_f16(d[18], d[19]);
-    da[10] = pack_f16(d[20], d[21]);
-    da[11] = pack_f16(d[22], d[23]);
-    da[12] = pack_f16(d[24], d[25]);
-    da[13] = pack_f16(d[26], d[27]);
-    da[14] = pack_f16(d[28], d[29]);
-    da[15] = pack_f16(d[30], d[31]);
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
     #pragma unroll
@@ -589,12 +585,13 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
     wgmma_commit();
     wgmma_wait_0();
 #pragma unroll
-    for (int r = 0; r < 32; ++r)
-      d[r] = round_f16(d[r] - z[r]);
+    for (int r = 0; r < 32; r += 2) // D_2b = fp16(D_b - M), pair by pair
+      da[r >> 1] = pack_f16(f16_to_f32((u16)(da[r >> 1] & 0xFFFFu)) - z[r],
+                            f16_to_f32((u16)(da[r >> 1] >> 16)) - z[r + 1]);
     bar_sync(bid, 128); // every wgmma has read sd and sz before the next rung
     TRACE(TRACE_STEP(st, 6 + (b == 16) + 2 * (b == 32));)
   }
-  store_f16_tile(d, sd, wt); // the last D, exact in fp16 (each rung rounds it); sd is free
+  store_f16_pairs(da, sd, wt); // the last D; sd is free
   bar_sync(bid, 128);
   w_out(sd, s_b, w, wt);
 }

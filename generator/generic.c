@@ -256,7 +256,6 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   rc = rc ? rc : product(p, &sl, "PRODUCT_M", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), m, d);
   if (rc == 0) {
     to_a(p, &sl, "C_TO_A", 2, "c", "ca", 4, DT_F16);
-    to_a(p, &sl, "D_TO_A", 2, "d", "da", 4, DT_F16);
     static const char *const tmpl[] = {"gdn_prepare.cu.in"};
     rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
   }
