@@ -5,22 +5,33 @@
 # With AB_TRACE=DIR, each build whose gdn_bench has --trace (docs/trace.md)
 # then writes its timelines to DIR/<build>.csv and their report to
 # DIR/<build>.md (the trace kernels are compiled by NVRTC there).
+# Every binary runs under a limit of AB_TIMEOUT seconds (default 120): a
+# build whose kernel hangs costs that much and is reported, and the other
+# builds still run. AB_DIR: the builds (default build/ab).
 set -uo pipefail
 iters=${1:-200} row=${2:-}
-for d in build/ab/*/; do
-  echo "== $(basename "$d"): $("$d/gpu_gdn" | tail -1)"
+dir=${AB_DIR:-build/ab} limit=${AB_TIMEOUT:-120}
+# run CMD...: CMD under the limit; a line saying so if it was stopped.
+run() {
+  timeout "$limit" "$@"
+  local r=$?
+  [ $r -ne 124 ] || echo "stopped: $(basename "$1") ran past $limit s (a hang?)"
+  return $r
+}
+for d in "$dir"/*/; do
+  echo "== $(basename "$d"): $(run "$d/gpu_gdn" | tail -1)"
 done
 for pass in 1 2; do
-  for d in build/ab/*/; do
+  for d in "$dir"/*/; do
     echo "== pass $pass: $(basename "$d")"
-    "$d/gdn_bench" "$iters" $row
+    run "$d/gdn_bench" "$iters" $row
   done
 done
 if [ -n "${AB_TRACE:-}" ]; then
   mkdir -p "$AB_TRACE"
-  for d in build/ab/*/; do
+  for d in "$dir"/*/; do
     b=$(basename "$d")
-    if "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 $row >"$AB_TRACE/$b.bench.txt" 2>&1 &&
+    if run "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 $row >"$AB_TRACE/$b.bench.txt" 2>&1 &&
       [ -s "$AB_TRACE/$b.csv" ]; then
       python3 bench/tools/trace_report.py "$AB_TRACE/$b.csv" >"$AB_TRACE/$b.md"
       echo "== trace: $b"

@@ -6,6 +6,8 @@
 #     the units' stages 0.1 and 0.3 us, then 0.2 and 0.2, ...; the third
 #     unit, without stages, starts as the first ends: two at once, not three);
 #   ab.txt: two builds, two passes, the second build missing a row once;
+#   ab-builds/: two fake A/B builds, one of which never returns: ab_run.sh
+#     stops each of its binaries at the limit, says so, and runs the other;
 # and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
 set -uo pipefail
@@ -26,6 +28,8 @@ check "trace_report.py: per-row spreads" tests/tools/trace.expected \
   python3 bench/tools/trace_report.py tests/tools/trace.csv
 check "ab_table.py: lowest of the passes, ratio to the first build" tests/tools/ab.expected \
   python3 bench/tools/ab_table.py tests/tools/ab.txt
+check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
+  env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
 last=$(python3 bench/harness.py --selftest 2>&1 | tail -1)
 case "$last" in
   *" passed, 0 failed") echo "PASS harness.py --selftest: the reporting path on fake records ($last)" ;;
