@@ -254,6 +254,13 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   rc = rc ? rc : product(p, &sl, "PRODUCT_KK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), kk, d);
   rc = rc ? rc : product(p, &sl, "PRODUCT_Z", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), z, d);
   rc = rc ? rc : product(p, &sl, "PRODUCT_M", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), m, d);
+  /* The ladder keeps D as fp16 pairs that are their own A operand
+   * (store_f16_pairs in the template): that needs accumulator registers
+   * 2i and 2i + 1 to be A register i of every k-step. */
+  for (int j = 0; j < 4 && rc == 0; j++)
+    for (int e = 0; e < 8 && rc == 0; e++)
+      if (frag_acc_as_a(j, e) != 8 * j + e)
+        rc = diag_fail(d, "generic: the ladder's D pairs are not the A operand's registers");
   if (rc == 0) {
     to_a(p, &sl, "C_TO_A", 2, "c", "ca", 4, DT_F16);
     static const char *const tmpl[] = {"gdn_prepare.cu.in"};
