@@ -38,7 +38,8 @@ typedef struct ResSet {
   int have_arch;
 } ResSet;
 
-/* The ptxas codes the guard knows; fail = 1 makes the kernel fail. */
+/* The ptxas codes the guard knows; fail = 1 makes the kernel fail. A code
+ * not listed fails too when its message says wgmma is serialized. */
 static const struct {
   int code, fail;
   const char *what;
@@ -46,6 +47,8 @@ static const struct {
     {7508, 1, "setmaxnreg ignored"},
     {7510, 1, "wgmma pipeline crosses a call"},
     {7511, 1, "wgmma serialized: insufficient registers"},
+    {7512, 1, "wgmma serialized: insufficient register resources"},
+    {7514, 1, "wgmma serialized: accumulators read in flight"},
     {7515, 1, "wgmma serialized"},
     {7519, 0, "warpgroup.arrive injected"},
 };
@@ -168,7 +171,7 @@ static int line_note(const char *line, char *note, size_t n, int *fail) {
   }
   if (!p || sscanf(p, "(C%d)", &code) != 1)
     return NOTE_NONE;
-  *fail = 0;
+  *fail = strstr(line, "are serialized") != NULL;
   snprintf(note, n, "C%d", code);
   for (size_t i = 0; i < COUNT_OF(res_codes); i++)
     if (res_codes[i].code == code) {
@@ -319,7 +322,8 @@ static void write_report(Out *o, const ResSet *s, int nlogs) {
              s->arch, ">");
   outf(o, "\nWritten by `gdngen resources` from the ptxas -v logs of the %d generated .cu files;\n"
           "`make check-codegen` fails when a kernel spills, has a stack frame, uses local\n"
-          "memory or gets ptxas diagnostic C7508, C7510, C7511 or C7515, and when this\n"
+          "memory or gets ptxas diagnostic C7508, C7510-C7512, C7514 or C7515 (or any\n"
+          "other that says wgmma is serialized), and when this\n"
           "table differs from a fresh compile. Static smem is what ptxas prints (0 when it\n"
           "prints none); the kernels' dynamic shared memory is in generated/gdn_kernels.h\n"
           "and generated/probes.h. For a kernel that moves registers between its\n"

@@ -6,7 +6,8 @@
 # (b) every generated .cu compiles with the cuflags of generated/build.ninja
 #     (ptxas -v), into a temporary folder: build/ is neither read nor written;
 # (c) `gdngen resources` finds no spill, stack, local memory or serialized
-#     wgmma (C7508, C7510, C7511, C7515) in any kernel;
+#     wgmma (C7508, C7510-C7512, C7514, C7515, or any ptxas message that says
+#     wgmma is serialized) in any kernel;
 # (d) the table it writes equals the committed generated/RESOURCES.md;
 # (e) the trace build of the generic pipeline (docs/trace.md: GDN_TRACE and
 #     the sizes of runtime/gdn.h, as NVRTC compiles it) passes (c) too.

@@ -252,5 +252,33 @@ else
   fail "embed: the build id hashes the sources alone" "gdngen embed failed"
 fi
 
+# ------------------------------------------------------------ resources
+# The codegen guard on hand-written ptxas logs of one kernel: each
+# serialising diagnostic fails it (a known code, and an unknown one whose
+# message says wgmma is serialized), an informational one does not.
+fake_log() { # CODE MESSAGE: a log of kernel 'k' with that diagnostic
+  printf '%s\n' "ptxas info    : Compiling entry function 'k' for 'sm_90a'" \
+    "ptxas info    : Function properties for k" \
+    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" \
+    "ptxas info    : Used 40 registers, used 1 barriers" \
+    "ptxas info    : (C$1) Potential Performance Loss: $2 in the function 'k'"
+}
+serial="wgmma.mma_async instructions are serialized due to a reason"
+for c in "7512 fails:$serial" "7514 fails:$serial" "7599 fails:$serial" \
+  "7519 passes:warpgroup.arrive instruction is injected"; do
+  code=${c%% *} rest=${c#* } want=${rest%%:*} msg=${rest#*:}
+  fake_log "$code" "$msg" >"$scratch/r$code.log"
+  if "$gdngen" resources "$scratch/r$code.md" "$scratch/r$code.log" 2>"$scratch/r$code.err"; then
+    got=passes
+  else
+    got=fails
+  fi
+  if [ "$got" = "$want" ] && grep -q "C$code" "$scratch/r$code.md"; then
+    pass "resources: C$code $want the guard"
+  else
+    fail "resources: C$code $want the guard" "it $got; $(cat "$scratch/r$code.err")"
+  fi
+done
+
 echo "cli.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
