@@ -440,14 +440,25 @@ static __device__ __forceinline__ void forward_subst(const float *s_a8, float *s
   }
 }
 
-// A 64 x 64 fragment (fp16 values) into the MN-major fp16 tile at `tile`:
-// storage row = matrix row, so it serves as the B operand of the next product.
-static __device__ __forceinline__ void store_f16_tile(const float (&v)[32], u32 tile, int wt) {
+// D's registers as fp16 pairs, in the accumulator layout: pair i holds
+// accumulator registers 2i and 2i + 1, which is also the A-operand register i
+// of D (fragment.c), so D is its own operand and no copy is kept in fp32.
+static __device__ __forceinline__ void store_f16_pairs(const u32 (&v)[16], u32 tile, int wt) {
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    st_shared_u32(tile + tile_d(s, t), pack_f16(v[r], v[r + 1]));
+    st_shared_u32(tile + tile_d(s, t), v[r >> 1]);
   }
+}
+
+// A 64 x 64 fragment (fp16 values) into the MN-major fp16 tile at `tile`:
+// storage row = matrix row, so it serves as the B operand of the next product.
+static __device__ __forceinline__ void store_f16_tile(const float (&v)[32], u32 tile, int wt) {
+  u32 x[16];
+#pragma unroll
+  for (int r = 0; r < 32; r += 2)
+    x[r >> 1] = pack_f16(v[r], v[r + 1]);
+  store_f16_pairs(x, tile, wt);
 }
 
 // A thread's 32 fp32 values kept in shared memory in fragment order (so
@@ -493,21 +504,10 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
   }
 }
 
-// D's registers as fp16 pairs, in the accumulator layout: pair i holds
-// accumulator registers 2i and 2i + 1, which is also the A-operand register i
-// of D (fragment.c), so D is its own operand and no copy is kept in fp32.
-static __device__ __forceinline__ void store_f16_pairs(const u32 (&v)[16], u32 tile, int wt) {
-#pragma unroll
-  for (int r = 0; r < 32; r += 2) {
-    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    st_shared_u32(tile + tile_d(s, t), v[r >> 1]);
-  }
-}
-
 // T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
 // A arrives in shared memory (fragment order, and its diagonal 8 x 8 blocks
 // in s_a8). D holds the block-diagonal inverse so far, exact in fp16 (da:
-// fp16 pairs, above); each rung merges pairs of blocks of size b:
+// fp16 pairs, store_f16_pairs); each rung merges pairs of blocks of size b:
 // Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
 static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
                                               float *s_d8, u32 sd, u32 sz, u32 sp, u16 *p,
