@@ -35,6 +35,7 @@ typedef struct ArchInfo {
   unsigned regs;       /* 32-bit registers of one SM */
 } ArchInfo;
 const ArchInfo *arch_info(ArchId a);
+unsigned arch_entry_regs(ArchId a, unsigned threads); /* per thread, 1 CTA an SM */
 int arch_parse(const char *name, ArchId *out); /* -1 if unknown */
 
 typedef enum DType { DT_BF16, DT_F16, DT_F32, DT_COUNT } DType;

@@ -458,21 +458,28 @@ static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn
 }
 
 /* What a kernel asks of one SM: its shared memory (with the 1 KB the
- * kernel spends aligning its base) and `regs`, the registers of all its
- * threads (0: left to ptxas and the launch bounds). */
+ * kernel spends aligning its base) and `regs`, the registers its
+ * warpgroups ask setmaxnreg for in all (0: none, left to ptxas and the
+ * launch bounds). Those must come out of what the CTA entered with: the
+ * SM's file is not the limit, its share for `threads` threads is. */
 static int fits_sm(ArchId arch, const KernelInfo *ki, unsigned regs, Diag *d) {
   const ArchInfo *a = arch_info(arch);
   if (ki->smem > a->smem_max)
     return diag_fail(d, "%s needs %u bytes of shared memory; %s allows %u", ki->name, ki->smem,
                      a->name, a->smem_max);
-  if (regs > a->regs)
-    return diag_fail(d, "%s needs %u registers; an %s SM has %u", ki->name, regs, a->name,
-                     a->regs);
+  unsigned entry = arch_entry_regs(arch, ki->threads);
+  if (regs > entry * ki->threads)
+    return diag_fail(d,
+                     "%s's warpgroups ask setmaxnreg for %u registers in all, but its %u "
+                     "threads enter with %u each (%u), and setmaxnreg.inc would wait forever "
+                     "for the rest",
+                     ki->name, regs, ki->threads, entry, entry * ki->threads);
   return 0;
 }
 
 /* Three warpgroups; the producer gives registers to the state and output
- * warpgroups (setmaxnreg), whose sum over 128 threads fits the SM. */
+ * warpgroups (setmaxnreg). Their sum must fit what 384 threads enter with,
+ * 168 each: 504 (fits_sm). */
 enum { SCAN_REGS_STATE = 232, SCAN_REGS_OUTPUT = 216, SCAN_REGS_PRODUCER = 56 };
 
 static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, KernelInfo *ki,

@@ -22,6 +22,15 @@ static const DTypeInfo dtype_table[] = {
 _Static_assert(COUNT_OF(dtype_table) == DT_COUNT, "one row per DType");
 
 const ArchInfo *arch_info(ArchId a) { return &arch_table[a]; }
+
+/* A CTA launched one to an SM enters with the SM's registers shared out
+ * evenly, in the 8-a-thread steps registers are allocated in, and at most
+ * 256 a thread. That allocation is the CTA's whole pool for setmaxnreg: an
+ * .inc beyond it blocks for good, since nothing else returns registers. */
+unsigned arch_entry_regs(ArchId a, unsigned threads) {
+  unsigned r = arch_table[a].regs / threads / 8 * 8;
+  return r < 256 ? r : 256;
+}
 const DTypeInfo *dtype_info(DType t) { return &dtype_table[t]; }
 
 int arch_parse(const char *name, ArchId *out) {

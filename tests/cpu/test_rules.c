@@ -876,6 +876,23 @@ static void test_tail_plan_refusals(void **state) {
   }
 }
 
+/* ======================================================== target.c */
+
+/* setmaxnreg's pool is the registers a CTA enters with: 65536 shared by its
+ * threads in steps of 8, capped at 256 (hopper.md). 384 threads enter with
+ * 168 (ptxas reports 168 for gdn_scan), so three warpgroups may ask for
+ * 504 a thread in all, not 512. */
+static void test_entry_regs(void **state) {
+  (void)state;
+  static const struct {
+    unsigned threads, regs;
+  } cases[] = {{128, 256}, {256, 256}, {384, 168}, {512, 128}, {640, 96}, {1024, 64}};
+  for (size_t i = 0; i < COUNT_OF(cases); i++)
+    if (arch_entry_regs(ARCH_SM90A, cases[i].threads) != cases[i].regs)
+      fail_msg("%u threads: %u registers, want %u", cases[i].threads,
+               arch_entry_regs(ARCH_SM90A, cases[i].threads), cases[i].regs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wgmma_cases),
@@ -903,6 +920,7 @@ int main(void) {
       cmocka_unit_test(test_tail_plan_64x128),
       cmocka_unit_test(test_tail_lanes),
       cmocka_unit_test(test_tail_plan_refusals),
+      cmocka_unit_test(test_entry_regs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
