@@ -58,12 +58,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s [GROUPS >= 1]\n", argv[0]);
     return 2;
   }
+  gpu_init(0);
   CUdevice dev;
-  CUcontext ctx;
-  CU(cuInit(0));
-  CU(cuDeviceGet(&dev, 0));
-  CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CU(cuCtxSetCurrent(ctx));
+  CU(cuCtxGetDevice(&dev));
   char name[128];
   int khz;
   CU(cuDeviceGetName(name, sizeof name, dev));
