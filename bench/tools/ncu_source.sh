@@ -5,6 +5,7 @@
 #   bench/tools/ncu_source.sh KERNEL ROW OUTDIR
 # KERNEL is gdn_prepare, gdn_scan or gdn_fused; ROW a substring of a row
 # name of build/gdn_bench. Needs the GPU machine and a built build/gdn_bench.
+# bench/tools/stall_report.py turns the listing into a table of where it waits.
 set -euo pipefail
 kernel=$1 row=$2 out=$3
 mkdir -p "$out"

@@ -8,6 +8,10 @@
 #   ab.txt: two builds, two passes, the second build missing a row once;
 #   ab-builds/: two fake A/B builds, one of which never returns: ab_run.sh
 #     stops each of its binaries at the limit, says so, and runs the other;
+#   stall.csv: an ncu SASS listing of 8 instructions and 100 samples: an
+#     mbarrier wait (40, its try_wait two rows up), a wgmma wait (30), a
+#     named barrier (10); with --lines 3-5 the wait is still named from its
+#     try_wait outside the range, and shares are of the range's 75;
 # and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
 set -uo pipefail
@@ -28,6 +32,10 @@ check "trace_report.py: per-row spreads" tests/tools/trace.expected \
   python3 bench/tools/trace_report.py tests/tools/trace.csv
 check "ab_table.py: lowest of the passes, ratio to the first build" tests/tools/ab.expected \
   python3 bench/tools/ab_table.py tests/tools/ab.txt
+check "stall_report.py: waits named, shares of all samples" tests/tools/stall.expected \
+  python3 bench/tools/stall_report.py tests/tools/stall.csv
+check "stall_report.py --lines: a range, rows numbered as in the listing" tests/tools/stall-lines.expected \
+  python3 bench/tools/stall_report.py tests/tools/stall.csv --lines 3-5 --top 2
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
 last=$(python3 bench/harness.py --selftest 2>&1 | tail -1)
