@@ -159,16 +159,11 @@ $(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
 # top of the probes' generated wrappers, and the driver-API program.
 # A timing kernel that ptxas serialised would time something else: that fails.
 RATE_CUFLAGS := -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Igenerated
-RATE_LOG = $(B)/ptxas/$(notdir $(basename $@)).log
-$(B)/kernels/wgmma_rate_rs.cubin: bench/wgmma_rate.cu generated/probes_rs.cu
+RATE_LOG = $(B)/ptxas/wgmma_rate_$*.log
+$(B)/kernels/wgmma_rate_%.cubin: bench/wgmma_rate.cu generated/probes_%.cu
 	@mkdir -p $(B)/kernels $(B)/ptxas
-	nvcc $(RATE_CUFLAGS) -DRATE_RS -cubin -o $@ bench/wgmma_rate.cu > $(RATE_LOG) 2>&1 || \
-	  { rm -f $@; cat $(RATE_LOG); exit 1; }
-	@! grep -i serialized $(RATE_LOG) || { rm -f $@; echo "ptxas serialised a timing kernel" >&2; exit 1; }
-$(B)/kernels/wgmma_rate_ss.cubin: bench/wgmma_rate.cu generated/probes_ss.cu
-	@mkdir -p $(B)/kernels $(B)/ptxas
-	nvcc $(RATE_CUFLAGS) -DRATE_SS -cubin -o $@ bench/wgmma_rate.cu > $(RATE_LOG) 2>&1 || \
-	  { rm -f $@; cat $(RATE_LOG); exit 1; }
+	nvcc $(RATE_CUFLAGS) -DRATE_$(if $(filter rs,$*),RS,SS) -cubin -o $@ bench/wgmma_rate.cu \
+	  > $(RATE_LOG) 2>&1 || { rm -f $@; cat $(RATE_LOG); exit 1; }
 	@! grep -i serialized $(RATE_LOG) || { rm -f $@; echo "ptxas serialised a timing kernel" >&2; exit 1; }
 $(B)/wgmma_rate: bench/wgmma_rate.c tests/gpu/gpucheck.h $(B)/kernels/wgmma_rate_rs.cubin \
                  $(B)/kernels/wgmma_rate_ss.cubin
