@@ -9,13 +9,14 @@ samples, each with its two main reasons.
 --lines keeps listing rows A to B (1 = the first instruction), e.g. one
 warpgroup role's code, found by reading the listing. A wait is named by what
 the warp waits at: the branch back to an mbarrier try_wait ("mbarrier wait",
-with the try_wait's operand), a WARPGROUP.DEPBAR ("wgmma wait"), a BAR.SYNC
+with the try_wait's address), a WARPGROUP.DEPBAR ("wgmma wait"), a BAR.SYNC
 ("named barrier"); every other instruction by its opcode."""
 import argparse
 import csv
 import sys
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
+WAITS = ("mbarrier wait", "wgmma wait", "named barrier")
 
 
 def read_listing(path):
@@ -43,9 +44,9 @@ def predicate(src):
 
 
 def kind(rows, i):
-    """What the warp waits at in row i, and on what. A branch is an
-    mbarrier wait when its predicate was last written by a try_wait (ptxas
-    may schedule other instructions between the two)."""
+    """What the warp waits at in row i, and on what. A predicated branch is
+    an mbarrier wait when a try_wait in the 64 rows above it writes its
+    predicate (ptxas schedules other instructions between the two)."""
     src = rows[i]["source"]
     op = src.split()[1] if src.startswith("@") else src.split()[0]
     pred = predicate(src)
@@ -78,7 +79,7 @@ def report(rows, top, first=1):
     waits = {}
     for r in rows:
         k = r["kind"]
-        if k in ("mbarrier wait", "wgmma wait", "named barrier"):
+        if k in WAITS:
             waits[k] = waits.get(k, 0) + r["samples"]
     for k, v in sorted(waits.items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"| {k} | {v} | {100 * v / total:.1f} % |")
@@ -90,7 +91,7 @@ def report(rows, top, first=1):
             break
         k, on = r["kind"], r["on"]
         what = r["source"]
-        if k in ("mbarrier wait", "wgmma wait", "named barrier"):
+        if k in WAITS:
             what = f"{k} [{on}]" if on else k
         main = sorted(((v, k2) for k2, v in r["reasons"].items() if v), reverse=True)[:2]
         print(f"| {i + first} | {r['samples']} | {100 * r['samples'] / total:.1f} % | `{what}` | "
