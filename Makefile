@@ -156,15 +156,17 @@ $(B)/gdn_bench: bench/gdn_bench.c $(REF_SRC) $(B)/libgdn.a
 	  $(B)/libgdn.a $(CUDA_LIB) -lpthread -ldl -lm
 
 # The cost of one wgmma k-step by shape (bench/wgmma_rate.c): kernels on
-# top of the probes' generated wrappers, and the driver-API program.
-# A timing kernel that ptxas serialised would time something else: that fails.
-RATE_CUFLAGS := -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Igenerated
+# top of the probes' generated wrappers, and the driver-API program. A
+# timing kernel that ptxas serialised would time something else: the
+# codegen guard (`gdngen resources`) checks their ptxas log as it does the
+# generated kernels'.
+RATE_CUFLAGS := -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Xptxas -v -Igenerated
 RATE_LOG = $(B)/ptxas/wgmma_rate_$*.log
-$(B)/kernels/wgmma_rate_%.cubin: bench/wgmma_rate.cu generated/probes_%.cu
+$(B)/kernels/wgmma_rate_%.cubin: bench/wgmma_rate.cu generated/probes_%.cu $(B)/gdngen
 	@mkdir -p $(B)/kernels $(B)/ptxas
 	nvcc $(RATE_CUFLAGS) -DRATE_$(if $(filter rs,$*),RS,SS) -cubin -o $@ bench/wgmma_rate.cu \
 	  > $(RATE_LOG) 2>&1 || { rm -f $@; cat $(RATE_LOG); exit 1; }
-	@! grep -i serialized $(RATE_LOG) || { rm -f $@; echo "ptxas serialised a timing kernel" >&2; exit 1; }
+	@$(B)/gdngen resources $(B)/ptxas/wgmma_rate_$*.md $(RATE_LOG) || { rm -f $@; exit 1; }
 $(B)/wgmma_rate: bench/wgmma_rate.c tests/gpu/gpucheck.h $(B)/kernels/wgmma_rate_rs.cubin \
                  $(B)/kernels/wgmma_rate_ss.cubin
 	$(CC) $(CFLAGS) -Itests/gpu $(CUDA_INC) -o $@ bench/wgmma_rate.c $(CUDA_LIB) -lm
