@@ -1432,7 +1432,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
                        T, N, Hq, Hk, Ho};
   const int wg = (int)threadIdx.x / 128;
   const int j = b - nscan, slots = T / 64 + N;
-  const int unit = ((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
+  const int unit = ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
   if (unit < 0 || unit >= slots * Ho)
     return;
   const u32 raw = smem_u32(smem_raw), base = ((raw + 1023u) & ~1023u) + (u32)wg * 37888u;

@@ -30,7 +30,7 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 #define GDN_WS_FLAG_BYTES 16u
 #define GDN_FUSED_UNITS 2u
 // The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).
-#define GDN_FUSED_UNIT(j, wg, single) ((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg))
+#define GDN_FUSED_UNIT(j, wg, single) ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg))
 // gdn_prepare CTAs one SM holds (its launch bounds).
 #define GDN_PREPARE_CTAS_PER_SM 4u
 

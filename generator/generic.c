@@ -199,10 +199,11 @@ static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots 
 enum { FUSED_UNITS = 2, PREPARE_CTAS_PER_SM = 4 };
 
 /* The prepare unit that warpgroup wg of gdn_fused's prepare CTA j runs (-1:
- * none): the first `single` CTAs one unit each, then FUSED_UNITS each. One
+ * none): the first `single` CTAs one unit each, then FUSED_UNITS each (a
+ * warpgroup past those, of the kernel's three, runs none). One
  * text, in the kernel and in gdn_kernels.h, so that the host's grid size
  * and the CPU tests use the kernel's own map. */
-#define FUSED_UNIT_FMT "((j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * %d + (wg))"
+#define FUSED_UNIT_FMT "((wg) >= %d ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * %d + (wg))"
 
 /* Row pitch of P staged in shared memory before it leaves in 16-byte
  * stores: 128 bytes of bf16 and 16 more, so that consecutive rows start
@@ -540,7 +541,7 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
     return -1;
   Slots sl = {.n = 0};
   slot_add(&sl, "UNITS", "%d", FUSED_UNITS);
-  slot_add(&sl, "FUSED_UNIT", FUSED_UNIT_FMT, FUSED_UNITS);
+  slot_add(&sl, "FUSED_UNIT", FUSED_UNIT_FMT, FUSED_UNITS, FUSED_UNITS);
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
   int rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
@@ -574,7 +575,7 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// warps), and prepare units per CTA.\n");
   outf(o, "#define GDN_WS_FLAG_BYTES 16u\n#define GDN_FUSED_UNITS %du\n", FUSED_UNITS);
   outf(o, "// The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).\n");
-  outf(o, "#define GDN_FUSED_UNIT(j, wg, single) " FUSED_UNIT_FMT "\n", FUSED_UNITS);
+  outf(o, "#define GDN_FUSED_UNIT(j, wg, single) " FUSED_UNIT_FMT "\n", FUSED_UNITS, FUSED_UNITS);
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
   outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n\n#endif\n", PREPARE_CTAS_PER_SM);
 }

@@ -348,8 +348,9 @@ static void test_rows_if_built(void **state) {
  * only where the scan CTAs leave half of the SMs free (they spin on flags
  * that later CTAs set: more would risk a hang) and prepare is over one wave
  * of gdn_prepare; and the kernel's own unit map (GDN_FUSED_UNIT) gives every
- * prepare unit to exactly one warpgroup of the grid it sizes, since a unit
- * left out would leave its scan CTA waiting forever. */
+ * prepare unit to exactly one warpgroup of the grid it sizes (every
+ * warpgroup of every CTA asks it), since a unit left out would leave its
+ * scan CTA waiting forever, and one run twice is wasted work. */
 static void test_fused_grid(void **state) {
   (void)state;
   static unsigned char seen[1 << 16];
@@ -376,7 +377,7 @@ static void test_fused_grid(void **state) {
           memset(seen, 0, (size_t)units);
           assert_int_equal(g.nscan, 2 * Ho * N);
           for (int j = 0; j < (int)g.ctas - g.nscan; j++)
-            for (int wg = 0; wg < (int)GDN_FUSED_UNITS; wg++) {
+            for (int wg = 0; wg < (int)gdn_kernel_specs[GDN_K_FUSED].threads / 128; wg++) {
               int u = GDN_FUSED_UNIT(j, wg, g.single);
               if (u >= 0 && u < units && seen[u]++)
                 fail_msg("T=%lld N=%d Ho=%d: unit %d runs twice", (long long)p.T, N, Ho, u);
