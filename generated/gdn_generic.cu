@@ -242,6 +242,44 @@ static __device__ __forceinline__ void mbar_arrive(u32 bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 }
 
+// The address of shared-memory location `addr` in the cluster's CTA `rank`.
+static __device__ __forceinline__ u32 mapa_shared(u32 addr, u32 rank) {
+  u32 r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+
+static __device__ __forceinline__ void mbar_arrive_remote_n(u32 bar, u32 n) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], %1;"
+               :: "r"(bar), "r"(n) : "memory");
+}
+
+// Announces `bytes` of bulk copies to come on another CTA's barrier.
+static __device__ __forceinline__ void mbar_expect_tx_remote(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
+
+// A bulk copy from this CTA's shared memory to another's, completing on its barrier.
+static __device__ __forceinline__ void bulk_copy_cluster(u32 dst, u32 src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"
+               " [%0], [%1], %2, [%3];" :: "r"(dst), "r"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
+// mbar_wait at cluster scope: acquires what another CTA of the cluster released.
+static __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
+  asm volatile("{\n .reg .pred done;\n WAIT:\n"
+               " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+               " @!done bra WAIT;\n}" :: "r"(bar), "r"(parity) : "memory");
+}
+
+// Every thread of the cluster: barrier initialisation seen by the other CTA.
+static __device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 static __device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned *at) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(at) : "memory");
@@ -796,6 +834,9 @@ struct ScanArgs {
   unsigned *ws_f; // ready flags, when prepare units run alongside; else null
   u16 *o;
   int v0, h, seq, Ho, Hq, Hk, Hv, hq, hk, hv, bos, eos, slot0, nchunks;
+  int kind; // 0: the whole scan; a split pair's 1: chain CTA, 2: output CTA
+  int nh;   // hand-off slots the output warpgroup cycles through
+  int hs;   // log2 of those the state warpgroup cycles through
   float scale;
   u32 base, bar;
   unsigned char *gbase;
@@ -838,10 +879,24 @@ static __device__ __forceinline__ int scan_order(const int *cu_seqlens, int *s_c
 #define QP_FULL(a, s) ((a).bar + 48u + 8u * (u32)(s))
 #define QP_EMPTY(a, s) ((a).bar + 72u + 8u * (u32)(s))
 #define HAND_FULL(a, s) ((a).bar + 96u + 8u * (u32)(s))
-#define HAND_EMPTY(a, s) ((a).bar + 112u + 8u * (u32)(s))
-#define TAIL_KV(a) ((a).bar + 128u)
-#define TAIL_Q(a) ((a).bar + 136u)
+#define HAND_EMPTY(a, s) ((a).bar + 128u + 8u * (u32)(s))
+#define OUT_FREE(a, s) ((a).bar + 160u + 8u * (u32)(s))
+#define TAIL_KV(a) ((a).bar + 192u)
+#define TAIL_Q(a) ((a).bar + 200u)
 #define GEN(a, addr) ((float *)((a).gbase + ((addr) - (a).base)))
+
+// The output CTA's slot j, at this CTA's offsets (mapa takes it across).
+static __device__ __forceinline__ u32 out_slot(const ScanArgs &a, int j) {
+  return j < 2 ? HAND(a, j) : KVW(a, 0) + (u32)(j - 2) * 24576u;
+}
+
+// Hand-off slot j: two of their own; a split pair's output CTA, whose k/v/W
+// ring is unused, has 4 - 2 more in that ring's place, and its
+// chain CTA, whose q/P ring is unused, 4 - 2 in that one's.
+static __device__ __forceinline__ u32 hand_slot(const ScanArgs &a, int j) {
+  return j < 2 ? HAND(a, j)
+               : (a.kind == 1 ? QP(a, 0) : KVW(a, 0)) + (u32)(j - 2) * 24576u;
+}
 
 // The copies of chunk c, by warpgroup 2: warp 0 fills stage c % 3 of the
 // k/v/W ring once warpgroup 0 is done with it, warp 1 stage c % 3 of the
@@ -947,14 +1002,79 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
   }
 }
 
+// A split pair (gdn_fused, kind 1 and 2): a cluster of two CTAs, so that
+// the output's products, q/P copies and hand-off waits are off the chain's
+// SM. The chain CTA's state warpgroup hands off to shared memory as in the
+// whole scan (and fences it for the async proxy), but cycles through
+// 4 slots; its warps 1 and 2 (even and odd chunks) copy slot
+// c % 4 into the output CTA's slot c % 4
+// by one bulk copy, which completes on the output CTA's HAND_FULL. The
+// output CTA's warp 0 frees the chain CTA's slot once the copy has landed,
+// and its warp 2 tells the chain CTA (OUT_FREE) when the output
+// warpgroup is done with a slot. One lane of each warp does the work, and
+// neither the state nor the output warpgroup waits on the other SM except
+// through these barriers.
+static __device__ __forceinline__ void hand_out(const ScanArgs &a, int parity) {
+  int last = -1;
+  for (int c = parity; c < a.nchunks; c += 2) {
+    const int j = c % 4;
+    const int i = c % 4;
+    const u32 bar = mapa_shared(HAND_FULL(a, j), 1);
+    mbar_wait(HAND_FULL(a, i), (c / 4) & 1);
+    if (c >= 4) // the output CTA is done with chunk c - 4
+      mbar_wait_cluster(OUT_FREE(a, j), (c / 4 - 1) & 1);
+    mbar_expect_tx_remote(bar, 24576u);
+    bulk_copy_cluster(mapa_shared(out_slot(a, j), 1), hand_slot(a, i), 24576u, bar);
+    mbar_arrive_remote_n(bar, 128); // the 128 arrivals the barrier counts
+    last = c;
+  }
+  // The output CTA reads this CTA's memory and arrives on its barriers until
+  // its last chunk: this CTA stays until then.
+  if (last >= 0)
+    mbar_wait_cluster(HAND_EMPTY(a, last % 4), (last / 4) & 1);
+  for (int c = parity; c < a.nchunks; c += 2)
+    if (c + 4 >= a.nchunks)
+      mbar_wait_cluster(OUT_FREE(a, c % 4), (c / 4) & 1);
+}
+
+// The output CTA's side: warp 0 (landed) frees the chain CTA's slot,
+// warp 2 (read) frees this CTA's slot for the chain CTA's next copy.
+static __device__ __forceinline__ void hand_in(const ScanArgs &a, int landed) {
+  for (int c = 0; c < a.nchunks; ++c) {
+    const int j = c % 4;
+    if (landed) {
+      mbar_wait_cluster(HAND_FULL(a, j), (c / 4) & 1);
+      mbar_arrive_remote_n(mapa_shared(HAND_EMPTY(a, c % 4), 0), 128);
+    } else {
+      mbar_wait(HAND_EMPTY(a, j), (c / 4) & 1); // the output warpgroup has read it
+      mbar_arrive_remote_n(mapa_shared(OUT_FREE(a, j), 0), 1);
+    }
+  }
+}
+
+// Prepare units r, r + R, r + 2 R, ... by one warpgroup (named barrier
+// bid): a split launch's runners, in chunk-slot order.
+static __device__ __forceinline__ void run_units(const PrepArgs &pa, int r, int R, u32 base,
+                                                 unsigned char *gbase, int wt, u32 bid) {
+  for (int u = r; u < (pa.T / 64 + pa.N) * pa.Ho; u += R)
+    prepare_unit(pa, u / pa.Ho, u % pa.Ho, base, gbase, wt, bid);
+}
+
 static __device__ __forceinline__ void producer_role(const ScanArgs &a, int pt) {
   const int warp = pt >> 5, lane = pt & 31;
-  if (warp == 0)
+  if (a.kind == 2 && warp != 1) {
+    if (lane == 0 && warp != 3)
+      hand_in(a, warp == 0);
+  } else if (warp == 0) {
     for (int c = 0; c < a.nchunks; ++c)
       produce_kvw(a, c, lane);
-  else if (warp == 1)
+  } else if (a.kind == 1) {
+    if (lane == 0 && warp < 3)
+      hand_out(a, warp - 1);
+  } else if (warp == 1) {
     for (int c = 0; c < a.nchunks; ++c)
       produce_qp(a, c, lane);
+  }
 }
 
 // Warpgroup 1's registers from warpgroup 0's, through shared memory in
@@ -974,10 +1094,11 @@ static __device__ __forceinline__ void hand_load(u32 src, u32 *x, int n, int wt)
 }
 
 // One chunk of the state chain: S in, S after the chunk out; bf16(S) and
-// bf16(U) handed to warpgroup 1 through hand-off slot c & 1.
+// bf16(U) handed to warpgroup 1 through hand-off slot hj.
 static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArgs &a, int c,
                                                    int wt) {
-  const u32 kvw = KVW(a, c % 3), hand = HAND(a, c & 1);
+  const int hj = c & ((1 << a.hs) - 1), hp = (c >> a.hs) & 1; // hand-off slot, phase
+  const u32 kvw = KVW(a, c % 3), hand = hand_slot(a, hj);
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u;
   const float *s_g = GEN(a, kvw + 32768u); // g, then g_L / g
   const int L = min(64, a.eos - (a.bos + 64 * c));
@@ -1093,7 +1214,7 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   wgmma_commit();
   // The hand-off stores are off the chain: bf16(S) while U runs (KS, its
   // product, is complete), bf16(U) while the state update runs.
-  mbar_wait(HAND_EMPTY(a, c & 1), ((c >> 1) & 1) ^ 1);
+  mbar_wait_cluster(HAND_EMPTY(a, hj), hp ^ 1); // freed by another CTA when split
   hand_store(hand, sa, 32, wt);
 #pragma unroll
   for (int r = 0; r < 64; ++r) // S is no operand of the U product
@@ -1148,7 +1269,9 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
   wgmma_commit();
   hand_store(hand + 16384u, ua, 16, wt);
-  mbar_arrive(HAND_FULL(a, c & 1));
+  if (a.kind) // a bulk copy (the async proxy) sends the slot to the output CTA
+    fence_proxy_async();
+  mbar_arrive(HAND_FULL(a, hj));
   wgmma_wait_0();
 }
 
@@ -1190,7 +1313,8 @@ static __device__ __forceinline__ void state_role(const ScanArgs &a, const float
 // chunk's q tile as [t][v]; a full chunk leaves by one TMA store, a short
 // one row by row (t < L), 16 bytes a thread at a time.
 static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt) {
-  const u32 qp = QP(a, c % 3), hand = HAND(a, c & 1);
+  const int j = c % a.nh;
+  const u32 qp = QP(a, c % 3), hand = hand_slot(a, j);
   const u32 so = qp + 0u; // O^T is staged in the q tile, dead once OP is formed
   const u32 sq = qp + 0u, sp = qp + 16384u;
   const float *s_g = GEN(a, qp + 24576u);
@@ -1199,7 +1323,7 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   float op[32];
   TRACE(const u64 t_ready = trace_now();)
   mbar_wait(QP_FULL(a, c % 3), (c / 3) & 1);
-  mbar_wait(HAND_FULL(a, c & 1), (c >> 1) & 1);
+  mbar_wait_cluster(HAND_FULL(a, j), (c / a.nh) & 1); // filled by another CTA when split
   TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS - 2) {
     gdn_trace_out[a.cta][1 + c][0] = t_ready;
     gdn_trace_out[a.cta][1 + c][1] = trace_now();
@@ -1222,7 +1346,7 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
   hand_load(hand + 16384u, ua, 16, wt); // bf16(U) is no operand of OP
-  mbar_arrive(HAND_EMPTY(a, c & 1));
+  mbar_arrive(HAND_EMPTY(a, j));
   float gq[32]; // g by column, read while OP runs; registers r, r + 1 are adjacent columns
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
@@ -1328,15 +1452,17 @@ static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
 // and q, P (warpgroup 1, which may lag a chunk behind).
 // scan_cta: the CTA of sequence rank z (see scan_order), output head a.h
 // and state rows a.v0 .. a.v0 + 63; `a` holds the maps, pointers and sizes.
-static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem_raw,
-                                                const int *cu_seqlens, const float *h0, float *ht,
-                                                int T, int N, int z) {
+// Returns 1 to the warpgroup that has no scan work (a split output CTA's
+// first), which its kernel may give other work.
+static __device__ __forceinline__ int scan_cta(ScanArgs &a, unsigned char *smem_raw,
+                                               const int *cu_seqlens, const float *h0, float *ht,
+                                               int T, int N, int z) {
   const int tid = threadIdx.x;
   const u32 raw = smem_u32(smem_raw);
   a.base = (raw + 1023u) & ~1023u;
   a.gbase = smem_raw + (a.base - raw);
   a.bar = a.base + 227328u;
-  a.seq = scan_order(cu_seqlens, (int *)(a.gbase + 227472), T, N, z, tid);
+  a.seq = scan_order(cu_seqlens, (int *)(a.gbase + 227536), T, N, z, tid);
   a.bos = seq_bound(cu_seqlens, a.seq, T), a.eos = seq_bound(cu_seqlens, a.seq + 1, T);
   a.slot0 = a.bos / 64 + a.seq; // as gdn_prepare numbers the slots
   a.hq = a.h * a.Hq / a.Ho, a.hk = a.h * a.Hk / a.Ho, a.hv = a.h * a.Hv / a.Ho;
@@ -1351,19 +1477,28 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
       mbar_init(QP_FULL(a, s), 32);
     for (int s = 0; s < 3; ++s) // warpgroup 1, done with the stage
       mbar_init(QP_EMPTY(a, s), 128);
-    for (int s = 0; s < 2; ++s) // warpgroup 0, Sb and Ub stored
+    for (int s = 0; s < 4; ++s) // warpgroup 0, Sb and Ub stored (split: the copy landed)
       mbar_init(HAND_FULL(a, s), 128);
-    for (int s = 0; s < 2; ++s) // warpgroup 1, Sb and Ub loaded
+    for (int s = 0; s < 4; ++s) // warpgroup 1, Sb and Ub loaded
       mbar_init(HAND_EMPTY(a, s), 128);
+    for (int s = 0; s < 4; ++s) // a split output CTA's warp 0: its slot is free
+      mbar_init(OUT_FREE(a, s), 1);
     mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
     mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)
     fence_mbar_init();
   }
-  __syncthreads();
+  if (a.kind == 0)
+    __syncthreads();
+  else // a split pair's barriers are used by both of its CTAs
+    cluster_sync();
   const i64 state = ((i64)a.seq * a.Ho + a.h) * 128 * 128;
   // The role as a warp-uniform value, so that each role is one branch.
   const int role = __shfl_sync(0xffffffffu, tid / 128, 0);
-  if (role == 0) {
+  if (a.kind == 2 && role == 0) { // a split output CTA's first warpgroup: free
+    return 1;
+  } else if (a.kind == 1 && role == 1) { // a split chain CTA's output warpgroup: idle
+    setmaxnreg_dec_56();
+  } else if (role == 0) {
     setmaxnreg_inc_232();
     state_role(a, h0 ? h0 + state : 0, ht ? ht + state : 0, tid);
   } else if (role == 1) {
@@ -1373,6 +1508,7 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
     setmaxnreg_dec_56();
     producer_role(a, tid - 256);
   }
+  return 0;
 }
 
 // gdn_scan: grid (2 halves, output heads, sequences), launched as a
@@ -1388,6 +1524,7 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
   ScanArgs a;
   a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w, a.mo = &map_o;
   a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.ws_f = 0, a.o = o;
+  a.kind = 0, a.nh = 2, a.hs = 1;
   a.v0 = 64 * blockIdx.x, a.h = blockIdx.y, a.Ho = Ho;
   a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
@@ -1408,7 +1545,12 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
 // `single` prepare CTAs run one unit each (warpgroup 0): the first chunks'
 // units are on the chain's path, and a unit alone on an SM is done soonest.
 // The CTAs after them run 2 units each, one per warpgroup; the host
-// makes `single` less than the free SMs, so that some of them start at once.
+// makes `single` at most the free SMs, so that they start at once.
+//
+// With `split`, the grid is launched in clusters of two, and scan CTA s
+// becomes a pair (gdn_scan_helpers: hand_out, hand_in): CTA 2 s runs its
+// state chain, CTA 2 s + 1 its output, and the prepare CTAs come after all
+// pairs. The host splits only when the pairs leave SMs to spare.
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
           const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
@@ -1416,26 +1558,39 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
           const u16 *q, const u16 *k, const u16 *v, const float *alpha, const float *beta,
           const int *cu_seqlens, u16 *ws_p, u16 *ws_w, float *ws_g, unsigned *ws_f,
           const float *h0, float *ht, u16 *o, int T, int N, int Hq, int Hk, int Hv, int Ho,
-          float scale, int nscan, int single) {
+          float scale, int nscan, int single, int split) {
   extern __shared__ unsigned char smem_raw[];
-  const int b = (int)blockIdx.x;
-  if (b < nscan) {
+  const int b = (int)blockIdx.x, scans = split ? 2 * nscan : nscan;
+  const PrepArgs pa = {&map_q, &map_k, q, k, alpha, beta, cu_seqlens, ws_p, ws_w, ws_g, ws_f,
+                       T, N, Hq, Hk, Ho};
+  const int P = (int)gridDim.x - scans, runners = nscan + 2 * P; // split: runners
+  const int wg = (int)threadIdx.x / 128, wt = (int)threadIdx.x % 128;
+  const u32 raw = smem_u32(smem_raw), base0 = (raw + 1023u) & ~1023u;
+  int r = -1; // this warpgroup's runner, when split
+  u32 base = base0 + (u32)wg * 37888u, bid = 1u + (u32)wg;
+  if (b < scans) {
+    const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
     ScanArgs a;
     a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w, a.mo = &map_o;
     a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.ws_f = ws_f, a.o = o;
-    a.v0 = 64 * (b & 1), a.h = (b >> 1) % Ho, a.Ho = Ho;
+    a.kind = split ? 1 + (b & 1) : 0;
+    a.nh = a.kind == 2 ? 4 : 2;
+    a.hs = a.kind == 1 ? 2 : 1;
+    a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho, a.Ho = Ho;
     a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
-    scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, b / (2 * Ho));
+    if (!scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, s / (2 * Ho)))
+      return;
+    r = s, base = base0 + 49152u, bid = 1u; // a split output CTA's free warpgroup
+  } else if (split) {
+    const int j = b - scans;
+    r = ((wg) >= 2 ? -1 : (nscan) + (wg) * (P) + (j));
+  } else {
+    const int j = b - scans, slots = T / 64 + N;
+    const int unit = ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
+    if (unit >= 0 && unit < slots * Ho)
+      prepare_unit(pa, unit / Ho, unit % Ho, base, smem_raw + (base - raw), wt, bid);
     return;
   }
-  const PrepArgs pa = {&map_q, &map_k, q, k, alpha, beta, cu_seqlens, ws_p, ws_w, ws_g, ws_f,
-                       T, N, Hq, Hk, Ho};
-  const int wg = (int)threadIdx.x / 128;
-  const int j = b - nscan, slots = T / 64 + N;
-  const int unit = ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
-  if (unit < 0 || unit >= slots * Ho)
-    return;
-  const u32 raw = smem_u32(smem_raw), base = ((raw + 1023u) & ~1023u) + (u32)wg * 37888u;
-  prepare_unit(pa, unit / Ho, unit % Ho, base, smem_raw + (base - raw), (int)threadIdx.x % 128,
-               1u + (u32)wg);
+  if (r >= 0)
+    run_units(pa, r, runners, base, smem_raw + (base - raw), wt, bid);
 }

@@ -12,8 +12,8 @@ typedef struct gdn_kernel_spec {
 enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_COUNT };
 static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
   {"gdn_prepare", "gdn_generic", 128, 38664},
-  {"gdn_scan", "gdn_generic", 384, 229016},
-  {"gdn_fused", "gdn_generic", 384, 229016},
+  {"gdn_scan", "gdn_generic", 384, 229080},
+  {"gdn_fused", "gdn_generic", 384, 229080},
 };
 
 // q, k, v: 3-D maps {128, H, T}, one box = 64 columns x 1 head x 64 tokens.
@@ -29,8 +29,13 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 // warps), and prepare units per CTA.
 #define GDN_WS_FLAG_BYTES 16u
 #define GDN_FUSED_UNITS 2u
+// gdn_fused splits launches of at most this many scan CTAs into clusters of
+// a chain CTA and an output CTA.
+#define GDN_SPLIT_MAX_SCAN 64
 // The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).
 #define GDN_FUSED_UNIT(j, wg, single) ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg))
+// A split launch: the runner warpgroup wg of prepare CTA j of P is (-1: none).
+#define GDN_SPLIT_RUNNER(j, wg, nscan, P) ((wg) >= 2 ? -1 : (nscan) + (wg) * (P) + (j))
 // gdn_prepare CTAs one SM holds (its launch bounds).
 #define GDN_PREPARE_CTAS_PER_SM 4u
 

@@ -437,6 +437,65 @@ void emit_mbar_arrive(Prelude *p) {
   outf(&p->text, "  asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: \"r\"(bar) : \"memory\");\n}\n\n");
 }
 
+/* A split scan pair (generic.c) is a cluster of two CTAs: the chain CTA's
+ * bulk copies land in the output CTA's shared memory, and each side arrives
+ * on the other's barriers. An arrival at cluster scope releases; a wait at
+ * cluster scope on the other side acquires. */
+void emit_mapa(Prelude *p) {
+  if (seen(p, "mapa_shared"))
+    return;
+  outf(&p->text, "// The address of shared-memory location `addr` in the cluster's CTA `rank`.\n");
+  outf(&p->text, FN " u32 mapa_shared(u32 addr, u32 rank) {\n  u32 r;\n");
+  outf(&p->text, "  asm volatile(\"mapa.shared::cluster.u32 %%0, %%1, %%2;\" : \"=r\"(r) : \"r\"(addr), \"r\"(rank));\n");
+  outf(&p->text, "  return r;\n}\n\n");
+}
+
+void emit_mbar_arrive_remote_n(Prelude *p) {
+  if (seen(p, "mbar_arrive_remote_n"))
+    return;
+  outf(&p->text, FN " void mbar_arrive_remote_n(u32 bar, u32 n) {\n");
+  outf(&p->text, "  asm volatile(\"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%%0], %%1;\"\n");
+  outf(&p->text, "               :: \"r\"(bar), \"r\"(n) : \"memory\");\n}\n\n");
+}
+
+void emit_mbar_expect_tx_remote(Prelude *p) {
+  if (seen(p, "mbar_expect_tx_remote"))
+    return;
+  outf(&p->text, "// Announces `bytes` of bulk copies to come on another CTA's barrier.\n");
+  outf(&p->text, FN " void mbar_expect_tx_remote(u32 bar, u32 bytes) {\n");
+  outf(&p->text, "  asm volatile(\"mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%%0], %%1;\"\n");
+  outf(&p->text, "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n}\n\n");
+}
+
+void emit_bulk_copy_cluster(Prelude *p) {
+  if (seen(p, "bulk_copy_cluster"))
+    return;
+  outf(&p->text, "// A bulk copy from this CTA's shared memory to another's, completing on its barrier.\n");
+  outf(&p->text, FN " void bulk_copy_cluster(u32 dst, u32 src, u32 bytes, u32 bar) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes\"\n");
+  outf(&p->text, "               \" [%%0], [%%1], %%2, [%%3];\" :: \"r\"(dst), \"r\"(src), \"r\"(bytes), \"r\"(bar)\n");
+  outf(&p->text, "               : \"memory\");\n}\n\n");
+}
+
+void emit_mbar_wait_cluster(Prelude *p) {
+  if (seen(p, "mbar_wait_cluster"))
+    return;
+  outf(&p->text, "// mbar_wait at cluster scope: acquires what another CTA of the cluster released.\n");
+  outf(&p->text, FN " void mbar_wait_cluster(u32 bar, u32 parity) {\n");
+  outf(&p->text, "  asm volatile(\"{\\n .reg .pred done;\\n WAIT:\\n\"\n");
+  outf(&p->text, "               \" mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%%0], %%1;\\n\"\n");
+  outf(&p->text, "               \" @!done bra WAIT;\\n}\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n}\n\n");
+}
+
+void emit_cluster_sync(Prelude *p) {
+  if (seen(p, "cluster_sync"))
+    return;
+  outf(&p->text, "// Every thread of the cluster: barrier initialisation seen by the other CTA.\n");
+  outf(&p->text, FN " void cluster_sync() {\n");
+  outf(&p->text, "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\"\n");
+  outf(&p->text, "               \"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n}\n\n");
+}
+
 /* A 1-D bulk copy (no tensor map) of `bytes`, completing on `bar`. */
 void emit_bulk_load(Prelude *p) {
   if (seen(p, "bulk_load"))

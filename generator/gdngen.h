@@ -263,6 +263,12 @@ void emit_cvt_f32_f16(Prelude *p);   /* f16_to_f32 */
 void emit_round_f16(Prelude *p);     /* the two above, composed */
 void emit_tma_load_3d(Prelude *p);
 void emit_mbar_arrive(Prelude *p);
+void emit_mapa(Prelude *p);            /* mapa_shared */
+void emit_mbar_arrive_remote_n(Prelude *p);
+void emit_mbar_expect_tx_remote(Prelude *p);
+void emit_bulk_copy_cluster(Prelude *p);
+void emit_mbar_wait_cluster(Prelude *p);
+void emit_cluster_sync(Prelude *p);
 void emit_ldmatrix_x4_trans(Prelude *p);
 void emit_stmatrix_x4_trans(Prelude *p);
 void emit_bulk_load(Prelude *p);

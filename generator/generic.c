@@ -205,6 +205,13 @@ enum { FUSED_UNITS = 2, PREPARE_CTAS_PER_SM = 4 };
  * and the CPU tests use the kernel's own map. */
 #define FUSED_UNIT_FMT "((wg) >= %d ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * %d + (wg))"
 
+/* A split launch runs its units by runners instead: runner r of R runs
+ * units r, r + R, r + 2 R, ..., so the first runners hold the first chunk
+ * slots. Runners 0 .. nscan - 1 are the output CTAs' first warpgroups (free,
+ * and alone on their SMs until the first hand-off), then warpgroup wg of
+ * prepare CTA j of P is runner nscan + wg P + j (-1: none). */
+#define SPLIT_RUNNER_FMT "((wg) >= %d ? -1 : (nscan) + (wg) * (P) + (j))"
+
 /* Row pitch of P staged in shared memory before it leaves in 16-byte
  * stores: 128 bytes of bf16 and 16 more, so that consecutive rows start
  * four banks apart. (W leaves from the ladder's D tile instead.) */
@@ -336,6 +343,21 @@ typedef struct ScanLayout {
 /* Batches of up to this many sequences are scanned longest first. */
 enum { SCAN_LPT_MAX = 128 };
 
+/* A split scan pair (gdn_fused): launches of at most SPLIT_MAX_SCAN scan
+ * CTAs run each as a cluster of a chain CTA and an output CTA. */
+enum { SPLIT_MAX_SCAN = 64 };
+
+/* Hand-off slots of a split pair's output CTA: its own two and two in the
+ * place of the k/v/W ring it does not use, so that the chain CTA's copy
+ * warps can run up to four chunks ahead of the output; the rest of that
+ * ring holds a prepare unit of its first warpgroup. */
+enum { SPLIT_OUT_SLOTS = 4 };
+
+/* And of its chain CTA: its own two and two in the place of the q/P ring,
+ * so that the state warpgroup does not wait for a copy's round trip. A
+ * power of two (the chain's slot is c & (slots - 1)). */
+enum { SPLIT_CHAIN_SLOTS_LOG2 = 2, SPLIT_CHAIN_SLOTS = 1 << SPLIT_CHAIN_SLOTS_LOG2 };
+
 /* The scan's mbarriers, in shared-memory order: how many of each (one per
  * stage or slot) and how many arrivals complete a phase. */
 static const struct {
@@ -347,8 +369,9 @@ static const struct {
     {"KVW_EMPTY", 3, 128, "warpgroup 0, done with the stage"},
     {"QP_FULL", 3, 32, "the q/P producer warp (lane 0 also expects the bytes)"},
     {"QP_EMPTY", 3, 128, "warpgroup 1, done with the stage"},
-    {"HAND_FULL", 2, 128, "warpgroup 0, Sb and Ub stored"},
-    {"HAND_EMPTY", 2, 128, "warpgroup 1, Sb and Ub loaded"},
+    {"HAND_FULL", SPLIT_OUT_SLOTS, 128, "warpgroup 0, Sb and Ub stored (split: the copy landed)"},
+    {"HAND_EMPTY", SPLIT_OUT_SLOTS, 128, "warpgroup 1, Sb and Ub loaded"},
+    {"OUT_FREE", SPLIT_OUT_SLOTS, 1, "a split output CTA's warp 0: its slot is free"},
     {"TAIL_KV", 1, 1, "the short chunk's raw k and v (bytes only)"},
     {"TAIL_Q", 1, 1, "the short chunk's raw q (bytes only)"},
 };
@@ -488,10 +511,22 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   ScanLayout l;
   scan_layout(&l);
   *ki = (KernelInfo){"gdn_scan", 384, l.end + 1024};
+  if ((SPLIT_OUT_SLOTS - 2) * l.hand_stride > 3 * l.kvw_stride ||
+      (SPLIT_CHAIN_SLOTS - 2) * l.hand_stride > 3 * l.qp_stride)
+    return diag_fail(d, "a split pair's extra hand-off slots (%d and %d of %u bytes) do not "
+                        "fit in the k/v/W ring (%u bytes) and the q/P ring (%u bytes)",
+                     SPLIT_OUT_SLOTS - 2, SPLIT_CHAIN_SLOTS - 2, l.hand_stride,
+                     3 * l.kvw_stride, 3 * l.qp_stride);
   if (fits_sm(arch, ki, 128u * (SCAN_REGS_STATE + SCAN_REGS_OUTPUT + SCAN_REGS_PRODUCER), d))
     return -1;
   Slots sl = {.n = 0};
   emit_mbar_arrive(p);
+  emit_mapa(p);
+  emit_mbar_arrive_remote_n(p);
+  emit_mbar_expect_tx_remote(p);
+  emit_bulk_copy_cluster(p);
+  emit_mbar_wait_cluster(p);
+  emit_cluster_sync(p);
   emit_ld_acquire_gpu(p);
   emit_fence_proxy_async_global(p);
   emit_bulk_load(p);
@@ -522,6 +557,8 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "ACC_S", "acc128");
   slot_add(&sl, "O_TILE", "tile_64");
+  slot_add(&sl, "OUT_SLOTS", "%d", SPLIT_OUT_SLOTS);
+  slot_add(&sl, "CHAIN_SLOTS", "%d", SPLIT_CHAIN_SLOTS);
   static const char *const tmpl[] = {"gdn_scan_helpers.cu.in", "gdn_scan.cu.in"};
   if (rc == 0)
     rc = fill(tmpl_dir, tmpl, 2, &sl, o, d);
@@ -537,12 +574,22 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
   uint32_t stride = (prep->smem - 1024 + 1023) / 1024 * 1024;
   uint32_t units = FUSED_UNITS * stride + 1024;
   *ki = (KernelInfo){"gdn_fused", 384, units > scan->smem ? units : scan->smem};
+  ScanLayout l;
+  scan_layout(&l);
+  if ((SPLIT_OUT_SLOTS - 2) * l.hand_stride + stride > 3 * l.kvw_stride)
+    return diag_fail(d, "a split output CTA's prepare unit (%u bytes) does not fit beside its "
+                        "extra hand-off slots in the k/v/W ring (%u bytes)",
+                     stride, 3 * l.kvw_stride);
   if (fits_sm(arch, ki, 128u * (SCAN_REGS_STATE + SCAN_REGS_OUTPUT + SCAN_REGS_PRODUCER), d))
     return -1;
   Slots sl = {.n = 0};
   slot_add(&sl, "UNITS", "%d", FUSED_UNITS);
   slot_add(&sl, "FUSED_UNIT", FUSED_UNIT_FMT, FUSED_UNITS, FUSED_UNITS);
+  slot_add(&sl, "SPLIT_RUNNER", SPLIT_RUNNER_FMT, FUSED_UNITS);
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
+  slot_add(&sl, "OUT_SLOTS", "%d", SPLIT_OUT_SLOTS);
+  slot_add(&sl, "CHAIN_SLOTS_LOG2", "%d", SPLIT_CHAIN_SLOTS_LOG2);
+  slot_add(&sl, "OUT_UNIT_OFF", "%u", l.kvw + (SPLIT_OUT_SLOTS - 2) * l.hand_stride);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
   int rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
   slots_free(&sl);
@@ -574,8 +621,12 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// gdn_fused: ready flags per slot and head (u32: two halves x two producer\n");
   outf(o, "// warps), and prepare units per CTA.\n");
   outf(o, "#define GDN_WS_FLAG_BYTES 16u\n#define GDN_FUSED_UNITS %du\n", FUSED_UNITS);
+  outf(o, "// gdn_fused splits launches of at most this many scan CTAs into clusters of\n");
+  outf(o, "// a chain CTA and an output CTA.\n#define GDN_SPLIT_MAX_SCAN %d\n", SPLIT_MAX_SCAN);
   outf(o, "// The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).\n");
   outf(o, "#define GDN_FUSED_UNIT(j, wg, single) " FUSED_UNIT_FMT "\n", FUSED_UNITS, FUSED_UNITS);
+  outf(o, "// A split launch: the runner warpgroup wg of prepare CTA j of P is (-1: none).\n");
+  outf(o, "#define GDN_SPLIT_RUNNER(j, wg, nscan, P) " SPLIT_RUNNER_FMT "\n", FUSED_UNITS);
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
   outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n\n#endif\n", PREPARE_CTAS_PER_SM);
 }

@@ -64,6 +64,7 @@ gdn_route gdn_route_decide(const gdn_route_key *hit, const gdn_prefill_args *a);
  * gdn_prepare then gdn_scan instead. */
 typedef struct gdn_fused_grid {
   int nscan, single; /* scan CTAs; prepare CTAs of one unit */
+  int split;         /* each scan CTA as a cluster of a chain CTA and an output CTA */
   int64_t units;     /* prepare units: slots x Ho */
   unsigned ctas;
 } gdn_fused_grid;

@@ -37,18 +37,28 @@ static gdn_status map_tiles(gdn_handle *h, CUtensorMap *m, CUdeviceptr base, int
   return map_bf16(h, m, base, 2, dims, strides, box, what);
 }
 
-/* `early` launches the kernel as a programmatic dependent of the previous
- * one in the stream: it may start while that one runs, and waits for it
- * (griddepcontrol.wait) before reading what it wrote. */
+/* `cluster` CTAs along x make a cluster (1: none). `early` launches the
+ * kernel as a programmatic dependent of the previous one in the stream: it
+ * may start while that one runs, and waits for it (griddepcontrol.wait)
+ * before reading what it wrote. */
 static gdn_status launch(gdn_handle *h, int k, unsigned gx, unsigned gy, unsigned gz,
-                         void **params, int early, CUstream stream) {
+                         void **params, unsigned cluster, int early, CUstream stream) {
   const gdn_kernel_spec *spec = &gdn_kernel_specs[k];
-  CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchAttribute attr[2];
+  unsigned n = 0;
+  if (early) {
+    attr[n] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    attr[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    attr[n] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    attr[n].value.clusterDim.x = cluster, attr[n].value.clusterDim.y = 1;
+    attr[n++].value.clusterDim.z = 1;
+  }
   CUlaunchConfig cfg = {.gridDimX = gx, .gridDimY = gy, .gridDimZ = gz,
                         .blockDimX = spec->threads, .blockDimY = 1, .blockDimZ = 1,
                         .sharedMemBytes = spec->smem_bytes, .hStream = stream,
-                        .attrs = early ? &attr : NULL, .numAttrs = early ? 1u : 0u};
+                        .attrs = n ? attr : NULL, .numAttrs = n};
   CUresult r = cuLaunchKernelEx(&cfg, h->fn[k], params, NULL);
   return r == CUDA_SUCCESS ? GDN_OK : gdn_cu_fail(h, r, spec->name);
 }
@@ -82,12 +92,13 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
     CUresult r = cuMemsetD32Async(ws_f, 0, (size_t)fg.units * GDN_WS_FLAG_BYTES / 4, stream);
     if (r != CUDA_SUCCESS)
       return gdn_cu_fail(h, r, "cuMemsetD32Async (ready flags)");
-    int nscan = fg.nscan, single = fg.single;
+    int nscan = fg.nscan, single = fg.single, split = fg.split;
     void *one[] = {&mq, &mk, &mv, &mp, &mw, &mo, (void *)&a->q, (void *)&a->k, (void *)&a->v,
                    (void *)&a->alpha, (void *)&a->beta, (void *)&a->cu_seqlens, &ws_p, &ws_w,
-                   &ws_g, &ws_f, (void *)&a->initial_state, (void *)&a->final_state,
-                   (void *)&a->o, &T, &N, &Hq, &Hk, &Hv, &Ho, &scale, &nscan, &single};
-    return launch(h, GDN_K_FUSED, fg.ctas, 1, 1, one, 0, stream);
+                   &ws_g, &ws_f, (void *)&a->initial_state,
+                   (void *)&a->final_state, (void *)&a->o, &T, &N, &Hq, &Hk, &Hv, &Ho, &scale,
+                   &nscan, &single, &split};
+    return launch(h, GDN_K_FUSED, fg.ctas, 1, 1, one, split ? 2 : 1, 0, stream);
   }
   void *prep[] = {&mq, &mk, (void *)&a->q, (void *)&a->k, (void *)&a->alpha, (void *)&a->beta,
                   (void *)&a->cu_seqlens, &ws_p, &ws_w, &ws_g, &T, &N, &Hq, &Hk, &Ho};
@@ -95,11 +106,11 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
    * unused one would only take an SM's place (one slot and head per CTA,
    * and the scan waits for the whole grid). */
   int64_t used = p->N == 1 ? (p->T + 63) / 64 : p->slots;
-  s = launch(h, GDN_K_PREPARE, (unsigned)used, (unsigned)Ho, 1, prep, 0, stream);
+  s = launch(h, GDN_K_PREPARE, (unsigned)used, (unsigned)Ho, 1, prep, 1, 0, stream);
   if (s != GDN_OK)
     return s;
   void *scan[] = {&mq, &mk, &mv, &mp, &mw, &mo, (void *)&a->q, (void *)&a->k, (void *)&a->v, &ws_g,
                   (void *)&a->cu_seqlens, (void *)&a->initial_state, (void *)&a->final_state,
                   (void *)&a->o, &T, &Hq, &Hk, &Hv, &Ho, &scale};
-  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, 1, stream);
+  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, 1, 1, stream);
 }

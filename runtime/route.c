@@ -52,15 +52,25 @@ gdn_route gdn_pick_route(const gdn_prefill_args *a, const gdn_plan *plan) {
  * for it (H200, docs/generic.md). */
 enum { FUSED_SINGLE_SLOTS = 3 };
 
+/* A split launch (docs/generic.md, "Split pairs") takes two SMs a scan CTA
+ * and leaves at least this many to the prepare CTAs. */
+enum { SPLIT_SPARE_SMS = 16 };
+
 int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g) {
   int64_t nscan = 2 * (int64_t)p->Ho * p->N, units = p->slots * p->Ho;
   if (2 * nscan > sms || units <= (int64_t)GDN_PREPARE_CTAS_PER_SM * sms)
     return 0;
   g->nscan = (int)nscan;
+  g->units = units;
+  g->split = nscan <= GDN_SPLIT_MAX_SCAN && 2 * nscan + SPLIT_SPARE_SMS <= sms;
+  if (g->split) { /* a prepare CTA of runners on each SM the pairs leave, in clusters of two */
+    g->single = 0;
+    g->ctas = (unsigned)(2 * nscan + ((sms - 2 * nscan) & ~(int64_t)1));
+    return 1;
+  }
   g->single = sms - (int)nscan; /* SMs the scan leaves */
   if (g->single > FUSED_SINGLE_SLOTS * p->Ho)
     g->single = FUSED_SINGLE_SLOTS * p->Ho;
-  g->units = units;
   g->ctas = (unsigned)(nscan + g->single +
                        (units - g->single + GDN_FUSED_UNITS - 1) / GDN_FUSED_UNITS);
   return 1;

@@ -347,17 +347,19 @@ static void test_rows_if_built(void **state) {
 /* gdn_fused_plan over a sweep of shapes and SM counts: it takes one grid
  * only where the scan CTAs leave half of the SMs free (they spin on flags
  * that later CTAs set: more would risk a hang) and prepare is over one wave
- * of gdn_prepare; and the kernel's own unit map (GDN_FUSED_UNIT) gives every
- * prepare unit to exactly one warpgroup of the grid it sizes (every
- * warpgroup of every CTA asks it), since a unit left out would leave its
- * scan CTA waiting forever, and one run twice is wasted work. */
+ * of gdn_prepare, and splits the scan CTAs into pairs where there are at
+ * most GDN_SPLIT_MAX_SCAN of them and the pairs leave 16 SMs. The kernel's
+ * own unit map, in both forms, gives every prepare unit to exactly one
+ * warpgroup of the grid it sizes (every warpgroup of every CTA asks it): a
+ * unit left out would leave its scan CTA waiting forever, and one run twice
+ * is wasted work. */
 static void test_fused_grid(void **state) {
   (void)state;
   static unsigned char seen[1 << 16];
   const int sms_list[] = {1, 8, 66, 114, 132, 144};
   const int64_t T_list[] = {1, 64, 4096, 4097, 8191, 65536};
   const int N_list[] = {1, 2, 3, 10}, Ho_list[] = {1, 2, 4, 8, 16, 32};
-  int taken = 0;
+  int taken = 0, splits = 0;
   for (size_t a = 0; a < sizeof sms_list / sizeof *sms_list; a++)
     for (size_t b = 0; b < sizeof T_list / sizeof *T_list; b++)
       for (size_t c = 0; c < sizeof N_list / sizeof *N_list; c++)
@@ -366,18 +368,41 @@ static void test_fused_grid(void **state) {
           gdn_plan p = {.T = T_list[b], .N = N, .Ho = Ho, .slots = T_list[b] / 64 + N};
           gdn_fused_grid g;
           int64_t units = p.slots * Ho;
-          int want = 4 * (int64_t)Ho * N <= sms && units > (int64_t)GDN_PREPARE_CTAS_PER_SM * sms;
+          int64_t nscan = 2 * (int64_t)Ho * N;
+          int want = 2 * nscan <= sms && units > (int64_t)GDN_PREPARE_CTAS_PER_SM * sms;
+          int split = want && nscan <= GDN_SPLIT_MAX_SCAN && 2 * nscan + 16 <= sms;
           if (gdn_fused_plan(&p, sms, &g) != want)
             fail_msg("T=%lld N=%d Ho=%d on %d SMs: fused %d, want %d", (long long)p.T, N, Ho,
                      sms, !want, want);
           if (!want)
             continue;
           taken++;
+          splits += split;
           assert_true(units <= (int64_t)sizeof seen);
           memset(seen, 0, (size_t)units);
-          assert_int_equal(g.nscan, 2 * Ho * N);
-          for (int j = 0; j < (int)g.ctas - g.nscan; j++)
-            for (int wg = 0; wg < (int)gdn_kernel_specs[GDN_K_FUSED].threads / 128; wg++) {
+          assert_int_equal(g.nscan, nscan);
+          assert_int_equal(g.split, split);
+          const int scans = (int)nscan * (split ? 2 : 1), wgs = (int)gdn_kernel_specs[GDN_K_FUSED].threads / 128;
+          if (split) { /* runners: the output CTAs' first warpgroups, then the prepare CTAs' */
+            const int P = (int)g.ctas - scans, R = (int)nscan + (int)GDN_FUSED_UNITS * P;
+            assert_true(P >= 16 && g.ctas % 2 == 0 && (int)g.ctas <= sms);
+            for (int r = 0; r < (int)nscan; r++)
+              for (int64_t u = r; u < units; u += R)
+                seen[u]++;
+            for (int j = 0; j < P; j++)
+              for (int wg = 0; wg < wgs; wg++) {
+                int r = GDN_SPLIT_RUNNER(j, wg, (int)nscan, P);
+                for (int64_t u = r; r >= 0 && u < units; u += R)
+                  if (seen[u]++)
+                    fail_msg("T=%lld N=%d Ho=%d: unit %lld runs twice", (long long)p.T, N, Ho,
+                             (long long)u);
+              }
+          } else {
+            /* the one-unit CTAs start at once, beside every scan CTA */
+            assert_true(g.single >= 1 && scans + g.single <= sms);
+          }
+          for (int j = 0; !split && j < (int)g.ctas - scans; j++)
+            for (int wg = 0; wg < wgs; wg++) {
               int u = GDN_FUSED_UNIT(j, wg, g.single);
               if (u >= 0 && u < units && seen[u]++)
                 fail_msg("T=%lld N=%d Ho=%d: unit %d runs twice", (long long)p.T, N, Ho, u);
@@ -387,7 +412,7 @@ static void test_fused_grid(void **state) {
               fail_msg("T=%lld N=%d Ho=%d on %d SMs: unit %lld is never run", (long long)p.T,
                        N, Ho, sms, (long long)u);
         }
-  assert_true(taken > 10); /* the sweep reaches the fused path */
+  assert_true(taken > 10 && splits > 10 && taken > splits); /* both forms are reached */
 }
 
 int main(void) {
