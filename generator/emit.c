@@ -149,14 +149,21 @@ void emit_mbar_expect_tx(Prelude *p) {
   outf(&p->text, "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n}\n\n");
 }
 
+/* The body of a wait on a barrier's phase: try_wait with `sem` (its
+ * semantics and scope, or nothing for the default), until it succeeds. */
+static void try_wait_loop(Prelude *p, const char *name, const char *sem) {
+  outf(&p->text, FN " void %s(u32 bar, u32 parity) {\n", name);
+  outf(&p->text, "  asm volatile(\"{\\n .reg .pred done;\\n WAIT:\\n\"\n");
+  outf(&p->text, "               \" mbarrier.try_wait.parity%s.shared::cta.b64 done, [%%0], %%1;\\n\"\n",
+       sem);
+  outf(&p->text, "               \" @!done bra WAIT;\\n}\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n}\n\n");
+}
+
 void emit_mbar_wait(Prelude *p) {
   if (seen(p, "mbar_wait"))
     return;
   outf(&p->text, "// Spins until the barrier's phase `parity` has completed.\n");
-  outf(&p->text, FN " void mbar_wait(u32 bar, u32 parity) {\n");
-  outf(&p->text, "  asm volatile(\"{\\n .reg .pred done;\\n WAIT:\\n\"\n");
-  outf(&p->text, "               \" mbarrier.try_wait.parity.shared::cta.b64 done, [%%0], %%1;\\n\"\n");
-  outf(&p->text, "               \" @!done bra WAIT;\\n}\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n}\n\n");
+  try_wait_loop(p, "mbar_wait", "");
 }
 
 void emit_tma_load_2d(Prelude *p) {
@@ -481,10 +488,7 @@ void emit_mbar_wait_cluster(Prelude *p) {
   if (seen(p, "mbar_wait_cluster"))
     return;
   outf(&p->text, "// mbar_wait at cluster scope: acquires what another CTA of the cluster released.\n");
-  outf(&p->text, FN " void mbar_wait_cluster(u32 bar, u32 parity) {\n");
-  outf(&p->text, "  asm volatile(\"{\\n .reg .pred done;\\n WAIT:\\n\"\n");
-  outf(&p->text, "               \" mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%%0], %%1;\\n\"\n");
-  outf(&p->text, "               \" @!done bra WAIT;\\n}\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n}\n\n");
+  try_wait_loop(p, "mbar_wait_cluster", ".acquire.cluster");
 }
 
 void emit_cluster_sync(Prelude *p) {
