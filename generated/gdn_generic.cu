@@ -309,6 +309,10 @@ static __device__ __forceinline__ void bulk_wait_read_1() {
   asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
 }
 
+static __device__ __forceinline__ void bulk_wait_read_0() {
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
 static __device__ __forceinline__ void bulk_wait_0() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
@@ -1052,14 +1056,6 @@ static __device__ __forceinline__ void hand_in(const ScanArgs &a, int landed) {
   }
 }
 
-// Prepare units r, r + R, r + 2 R, ... by one warpgroup (named barrier
-// bid): a split launch's runners, in chunk-slot order.
-static __device__ __forceinline__ void run_units(const PrepArgs &pa, int r, int R, u32 base,
-                                                 unsigned char *gbase, int wt, u32 bid) {
-  for (int u = r; u < (pa.T / 64 + pa.N) * pa.Ho; u += R)
-    prepare_unit(pa, u / pa.Ho, u % pa.Ho, base, gbase, wt, bid);
-}
-
 static __device__ __forceinline__ void producer_role(const ScanArgs &a, int pt) {
   const int warp = pt >> 5, lane = pt & 31;
   if (a.kind == 2 && warp != 1) {
@@ -1311,8 +1307,9 @@ static __device__ __forceinline__ void state_role(const ScanArgs &a, const float
 
 // One chunk of output: O^T = g_t (Sb Q^T) + Ub P^T, scaled, staged in the
 // chunk's q tile as [t][v]; a full chunk leaves by one TMA store, a short
-// one row by row (t < L), 16 bytes a thread at a time.
-static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt) {
+// one row by row (t < L), 16 bytes a thread at a time. The warpgroup
+// synchronises on named barrier nb.
+static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt, u32 nb) {
   const int j = c % a.nh;
   const u32 qp = QP(a, c % 3), hand = hand_slot(a, j);
   const u32 so = qp + 0u; // O^T is staged in the q tile, dead once OP is formed
@@ -1374,7 +1371,7 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
 #pragma unroll
   for (int r = 0; r < 32; r += 2)
     ob[r >> 1] = pack_bf16(op[r] * a.scale, op[r + 1] * a.scale);
-  bar_sync(2, 128); // every warp's products have read the q tile
+  bar_sync(nb, 128); // every warp's products have read the q tile
   {
     const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
     stmatrix_x4_trans(so + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
@@ -1392,13 +1389,13 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   }
   if (L == 64) { // a full chunk: one TMA store of the staged tile
     fence_proxy_async(); // this thread's stmatrix writes, seen by the TMA engine
-    bar_sync(2, 128);
+    bar_sync(nb, 128);
     if (wt == 0) {
       tma_store_3d(a.mo, so, a.v0, a.h, t0);
       bulk_commit();
     }
   } else { // a short chunk: rows t < L alone, so no row of the next sequence is written
-    bar_sync(2, 128);
+    bar_sync(nb, 128);
     u16 *dst = a.o + ((i64)t0 * a.Ho + a.h) * 128 + a.v0;
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
@@ -1412,8 +1409,14 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   }
   // The q/P stage is free once every thread is done with it. Thread 0's
   // TMA store may still be reading it: thread 0 releases each stage one
-  // chunk late, once that store has read its tile.
-  if (wt != 0) {
+  // chunk late, once that store has read its tile. In a split output CTA,
+  // where two warpgroups take turns, a late release would hold the ring's
+  // third stage from the other one: thread 0 waits for the read instead.
+  if (a.kind == 2) {
+    if (wt == 0)
+      bulk_wait_read_0();
+    mbar_arrive(QP_EMPTY(a, c % 3));
+  } else if (wt != 0) {
     mbar_arrive(QP_EMPTY(a, c % 3));
   } else {
     bulk_wait_read_1();
@@ -1422,14 +1425,19 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   }
 }
 
-static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
-  for (int c = 0; c < a.nchunks; ++c)
-    output_chunk(a, c, wt);
-  if (wt == 0 && a.nchunks > 0) { // every store done before the CTA's memory goes
+// Chunks first, first + step, ...: every chunk, or every other one where
+// two output warpgroups take turns (a split output CTA).
+static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt, int first, int step,
+                                                   u32 nb) {
+  for (int c = first; c < a.nchunks; c += step)
+    output_chunk(a, c, wt, nb);
+  if (wt == 0 && a.nchunks > first) { // every store done before the CTA's memory goes
     bulk_wait_0();
-    mbar_arrive(QP_EMPTY(a, (a.nchunks - 1) % 3));
+    if (step == 1)
+      mbar_arrive(QP_EMPTY(a, (a.nchunks - 1) % 3));
   }
-  TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS) {
+  // The end stamp: by the warpgroup of the last chunk.
+  TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && (a.nchunks - 1 - first) % step == 0) {
     gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0] = trace_now();
     gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][1] = (u64)a.nchunks;
   })
@@ -1452,9 +1460,9 @@ static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt) {
 // and q, P (warpgroup 1, which may lag a chunk behind).
 // scan_cta: the CTA of sequence rank z (see scan_order), output head a.h
 // and state rows a.v0 .. a.v0 + 63; `a` holds the maps, pointers and sizes.
-// Returns 1 to the warpgroup that has no scan work (a split output CTA's
-// first), which its kernel may give other work.
-static __device__ __forceinline__ int scan_cta(ScanArgs &a, unsigned char *smem_raw,
+// A split output CTA's first two warpgroups both run the output, taking
+// turns by chunk.
+static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem_raw,
                                                const int *cu_seqlens, const float *h0, float *ht,
                                                int T, int N, int z) {
   const int tid = threadIdx.x;
@@ -1494,8 +1502,9 @@ static __device__ __forceinline__ int scan_cta(ScanArgs &a, unsigned char *smem_
   const i64 state = ((i64)a.seq * a.Ho + a.h) * 128 * 128;
   // The role as a warp-uniform value, so that each role is one branch.
   const int role = __shfl_sync(0xffffffffu, tid / 128, 0);
-  if (a.kind == 2 && role == 0) { // a split output CTA's first warpgroup: free
-    return 1;
+  if (a.kind == 2 && role == 0) { // a split output CTA's second output warpgroup: odd chunks
+    setmaxnreg_inc_232();
+    output_role(a, tid, 1, 2, 3u);
   } else if (a.kind == 1 && role == 1) { // a split chain CTA's output warpgroup: idle
     setmaxnreg_dec_56();
   } else if (role == 0) {
@@ -1503,12 +1512,11 @@ static __device__ __forceinline__ int scan_cta(ScanArgs &a, unsigned char *smem_
     state_role(a, h0 ? h0 + state : 0, ht ? ht + state : 0, tid);
   } else if (role == 1) {
     setmaxnreg_inc_216();
-    output_role(a, tid - 128);
+    output_role(a, tid - 128, 0, a.kind == 2 ? 2 : 1, 2u);
   } else {
     setmaxnreg_dec_56();
     producer_role(a, tid - 256);
   }
-  return 0;
 }
 
 // gdn_scan: grid (2 halves, output heads, sequences), launched as a
@@ -1550,7 +1558,8 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
 // With `split`, the grid is launched in clusters of two, and scan CTA s
 // becomes a pair (gdn_scan_helpers: hand_out, hand_in): CTA 2 s runs its
 // state chain, CTA 2 s + 1 its output, and the prepare CTAs come after all
-// pairs. The host splits only when the pairs leave SMs to spare.
+// pairs, 2 runners to a CTA. The host splits only when the pairs
+// leave SMs to spare.
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
           const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
@@ -1563,11 +1572,10 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
   const int b = (int)blockIdx.x, scans = split ? 2 * nscan : nscan;
   const PrepArgs pa = {&map_q, &map_k, q, k, alpha, beta, cu_seqlens, ws_p, ws_w, ws_g, ws_f,
                        T, N, Hq, Hk, Ho};
-  const int P = (int)gridDim.x - scans, runners = nscan + 2 * P; // split: runners
+  const int P = (int)gridDim.x - scans, runners = 2 * P; // split: runners
   const int wg = (int)threadIdx.x / 128, wt = (int)threadIdx.x % 128;
   const u32 raw = smem_u32(smem_raw), base0 = (raw + 1023u) & ~1023u;
-  int r = -1; // this warpgroup's runner, when split
-  u32 base = base0 + (u32)wg * 37888u, bid = 1u + (u32)wg;
+  const u32 base = base0 + (u32)wg * 37888u, bid = 1u + (u32)wg;
   if (b < scans) {
     const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
     ScanArgs a;
@@ -1578,19 +1586,12 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     a.hs = a.kind == 1 ? 2 : 1;
     a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho, a.Ho = Ho;
     a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
-    if (!scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, s / (2 * Ho)))
-      return;
-    r = s, base = base0 + 49152u, bid = 1u; // a split output CTA's free warpgroup
-  } else if (split) {
-    const int j = b - scans;
-    r = ((wg) >= 2 ? -1 : (nscan) + (wg) * (P) + (j));
-  } else {
-    const int j = b - scans, slots = T / 64 + N;
-    const int unit = ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
-    if (unit >= 0 && unit < slots * Ho)
-      prepare_unit(pa, unit / Ho, unit % Ho, base, smem_raw + (base - raw), wt, bid);
-    return;
+    scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, s / (2 * Ho));
+  } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
+    const int j = b - scans, units = (T / 64 + N) * Ho;
+    int u = split ? ((wg) >= 2 ? -1 : (wg) * (P) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
+    // One call site of prepare_unit: with two, ptxas spills at 168 registers.
+    for (const int R = split ? runners : units; u >= 0 && u < units; u += R)
+      prepare_unit(pa, u / Ho, u % Ho, base, smem_raw + (base - raw), wt, bid);
   }
-  if (r >= 0)
-    run_units(pa, r, runners, base, smem_raw + (base - raw), wt, bid);
 }

@@ -207,10 +207,12 @@ enum { FUSED_UNITS = 2, PREPARE_CTAS_PER_SM = 4 };
 
 /* A split launch runs its units by runners instead: runner r of R runs
  * units r, r + R, r + 2 R, ..., so the first runners hold the first chunk
- * slots. Runners 0 .. nscan - 1 are the output CTAs' first warpgroups (free,
- * and alone on their SMs until the first hand-off), then warpgroup wg of
- * prepare CTA j of P is runner nscan + wg P + j (-1: none). */
-#define SPLIT_RUNNER_FMT "((wg) >= %d ? -1 : (nscan) + (wg) * (P) + (j))"
+ * slots. Warpgroup wg of prepare CTA j of P is runner wg P + j (-1: none):
+ * the output CTAs' warpgroups all run the output (two take turns). */
+#define SPLIT_RUNNER_FMT "((wg) >= %d ? -1 : (wg) * (P) + (j))"
+
+/* Runners a prepare CTA of a split launch holds. */
+enum { SPLIT_UNITS = 2 };
 
 /* Row pitch of P staged in shared memory before it leaves in 16-byte
  * stores: 128 bytes of bf16 and 16 more, so that consecutive rows start
@@ -533,6 +535,7 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   emit_tma_store_3d(p);
   emit_bulk_commit(p);
   emit_bulk_wait(p, 1, 1);
+  emit_bulk_wait(p, 0, 1);
   emit_bulk_wait(p, 0, 0);
   emit_st_shared_v4(p);
   int rc = check_k_views(d);
@@ -576,20 +579,20 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
   *ki = (KernelInfo){"gdn_fused", 384, units > scan->smem ? units : scan->smem};
   ScanLayout l;
   scan_layout(&l);
-  if ((SPLIT_OUT_SLOTS - 2) * l.hand_stride + stride > 3 * l.kvw_stride)
-    return diag_fail(d, "a split output CTA's prepare unit (%u bytes) does not fit beside its "
-                        "extra hand-off slots in the k/v/W ring (%u bytes)",
-                     stride, 3 * l.kvw_stride);
+  if (SPLIT_UNITS * stride + 1024 > ki->smem)
+    return diag_fail(d, "gdn_fused's %d split runners a prepare CTA need %u bytes of shared "
+                        "memory, more than its %u",
+                     SPLIT_UNITS, SPLIT_UNITS * stride + 1024, ki->smem);
   if (fits_sm(arch, ki, 128u * (SCAN_REGS_STATE + SCAN_REGS_OUTPUT + SCAN_REGS_PRODUCER), d))
     return -1;
   Slots sl = {.n = 0};
   slot_add(&sl, "UNITS", "%d", FUSED_UNITS);
   slot_add(&sl, "FUSED_UNIT", FUSED_UNIT_FMT, FUSED_UNITS, FUSED_UNITS);
-  slot_add(&sl, "SPLIT_RUNNER", SPLIT_RUNNER_FMT, FUSED_UNITS);
+  slot_add(&sl, "SPLIT_RUNNER", SPLIT_RUNNER_FMT, SPLIT_UNITS);
+  slot_add(&sl, "SPLIT_UNITS", "%d", SPLIT_UNITS);
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
   slot_add(&sl, "OUT_SLOTS", "%d", SPLIT_OUT_SLOTS);
   slot_add(&sl, "CHAIN_SLOTS_LOG2", "%d", SPLIT_CHAIN_SLOTS_LOG2);
-  slot_add(&sl, "OUT_UNIT_OFF", "%u", l.kvw + (SPLIT_OUT_SLOTS - 2) * l.hand_stride);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
   int rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
   slots_free(&sl);
@@ -626,7 +629,8 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).\n");
   outf(o, "#define GDN_FUSED_UNIT(j, wg, single) " FUSED_UNIT_FMT "\n", FUSED_UNITS, FUSED_UNITS);
   outf(o, "// A split launch: the runner warpgroup wg of prepare CTA j of P is (-1: none).\n");
-  outf(o, "#define GDN_SPLIT_RUNNER(j, wg, nscan, P) " SPLIT_RUNNER_FMT "\n", FUSED_UNITS);
+  outf(o, "#define GDN_SPLIT_RUNNER(j, wg, P) " SPLIT_RUNNER_FMT "\n", SPLIT_UNITS);
+  outf(o, "#define GDN_SPLIT_UNITS %du\n", SPLIT_UNITS);
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
   outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n\n#endif\n", PREPARE_CTAS_PER_SM);
 }

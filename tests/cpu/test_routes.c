@@ -383,15 +383,12 @@ static void test_fused_grid(void **state) {
           assert_int_equal(g.nscan, nscan);
           assert_int_equal(g.split, split);
           const int scans = (int)nscan * (split ? 2 : 1), wgs = (int)gdn_kernel_specs[GDN_K_FUSED].threads / 128;
-          if (split) { /* runners: the output CTAs' first warpgroups, then the prepare CTAs' */
-            const int P = (int)g.ctas - scans, R = (int)nscan + (int)GDN_FUSED_UNITS * P;
+          if (split) { /* runners: the prepare CTAs' warpgroups */
+            const int P = (int)g.ctas - scans, R = (int)GDN_SPLIT_UNITS * P;
             assert_true(P >= 16 && g.ctas % 2 == 0 && (int)g.ctas <= sms);
-            for (int r = 0; r < (int)nscan; r++)
-              for (int64_t u = r; u < units; u += R)
-                seen[u]++;
             for (int j = 0; j < P; j++)
               for (int wg = 0; wg < wgs; wg++) {
-                int r = GDN_SPLIT_RUNNER(j, wg, (int)nscan, P);
+                int r = GDN_SPLIT_RUNNER(j, wg, P);
                 for (int64_t u = r; r >= 0 && u < units; u += R)
                   if (seen[u]++)
                     fail_msg("T=%lld N=%d Ho=%d: unit %lld runs twice", (long long)p.T, N, Ho,
