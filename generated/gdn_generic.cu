@@ -1537,6 +1537,30 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
   a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
 }
+
+// gdn_scan_pairs: gdn_scan with each CTA a split pair (gdn_scan_helpers:
+// hand_out, hand_in), for launches whose pairs the SMs hold at once: grid
+// (2 halves x 2 roles, output heads, sequences) in clusters of two along
+// x, CTA 2 half the state chain, CTA 2 half + 1 the output. Launched as a
+// dependent of gdn_prepare, as gdn_scan is.
+extern "C" __global__ void __launch_bounds__(384, 1)
+gdn_scan_pairs(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
+               const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
+               const __grid_constant__ TmaMap map_w, const __grid_constant__ TmaMap map_o,
+               const u16 *q, const u16 *k, const u16 *v,
+               const float *ws_g, const int *cu_seqlens, const float *h0, float *ht, u16 *o,
+               int T, int Hq, int Hk, int Hv, int Ho, float scale) {
+  extern __shared__ unsigned char smem_raw[];
+  ScanArgs a;
+  a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w, a.mo = &map_o;
+  a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.ws_f = 0, a.o = o;
+  a.kind = 1 + (int)(blockIdx.x & 1);
+  a.nh = a.kind == 2 ? 4 : 2;
+  a.hs = a.kind == 1 ? 2 : 1;
+  a.v0 = 64 * (int)(blockIdx.x >> 1), a.h = blockIdx.y, a.Ho = Ho;
+  a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
+  scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
+}
 // gdn_fused: the generic pipeline in one grid, for launches whose scan
 // CTAs take at most half of the SMs and whose prepare units are more than
 // one wave of gdn_prepare (gdn_fused_plan, runtime/route.c). CTAs 0 ..

@@ -562,6 +562,7 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   slot_add(&sl, "O_TILE", "tile_64");
   slot_add(&sl, "OUT_SLOTS", "%d", SPLIT_OUT_SLOTS);
   slot_add(&sl, "CHAIN_SLOTS", "%d", SPLIT_CHAIN_SLOTS);
+  slot_add(&sl, "CHAIN_SLOTS_LOG2", "%d", SPLIT_CHAIN_SLOTS_LOG2);
   static const char *const tmpl[] = {"gdn_scan_helpers.cu.in", "gdn_scan.cu.in"};
   if (rc == 0)
     rc = fill(tmpl_dir, tmpl, 2, &sl, o, d);
@@ -607,7 +608,7 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "#ifndef GDN_KERNELS_H\n#define GDN_KERNELS_H\n\n");
   outf(o, "typedef struct gdn_kernel_spec {\n  const char *name, *file;\n");
   outf(o, "  unsigned threads, smem_bytes;\n} gdn_kernel_spec;\n\n");
-  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_COUNT };\n");
+  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_COUNT };\n");
   outf(o, "static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {\n");
   for (int i = 0; i < n; i++)
     outf(o, "  {\"%s\", \"gdn_generic\", %u, %u},\n", ki[i].name, ki[i].threads, ki[i].smem);
@@ -639,7 +640,7 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   Prelude p;
   prelude_init(&p, arch);
   common_prelude(&p);
-  KernelInfo ki[3];
+  KernelInfo ki[4];
   Out kernels, file, table;
   out_init(&kernels);
   out_init(&file);
@@ -648,6 +649,8 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   rc = rc ? rc : fits_sm(arch, &ki[0], 0, d);
   rc = rc ? rc : emit_scan(&p, arch, tmpl_dir, &kernels, &ki[1], d);
   rc = rc ? rc : emit_fused(arch, tmpl_dir, &ki[0], &ki[1], &kernels, &ki[2], d);
+  ki[3] = ki[1]; /* gdn_scan_pairs: gdn_scan's template, its threads and memory */
+  ki[3].name = "gdn_scan_pairs";
   if (rc == 0) {
     gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan, or both in gdn_fused.", arch, "//");
     outf(&file, "\n");
@@ -658,7 +661,7 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
     free(path);
   }
   if (rc == 0) {
-    kernel_table(&table, ki, 3);
+    kernel_table(&table, ki, 4);
     char *path = path_join(out_dir, "gdn_kernels.h");
     rc = out_write_file(&table, path, d);
     free(path);

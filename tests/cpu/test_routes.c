@@ -412,6 +412,24 @@ static void test_fused_grid(void **state) {
   assert_true(taken > 10 && splits > 10 && taken > splits); /* both forms are reached */
 }
 
+/* gdn_scan_pairs where every pair fits on the SMs at once: the benchmark's
+ * single-sequence rows on 132 SMs, not the packed ones; and never with
+ * fewer SMs than the pairs. */
+static void test_scan_pairs(void **state) {
+  (void)state;
+  struct { int64_t T; int N, Ho, sms, want; } c[] = {
+      {512, 1, 8, 132, 1},   {1024, 1, 16, 132, 1}, {4096, 10, 8, 132, 0},
+      {8192, 20, 16, 132, 0}, {1024, 1, 16, 63, 0},  {64, 2, 16, 128, 1},
+      {64, 3, 11, 132, 1},   {64, 3, 12, 132, 0},   {1, 1, 1, 4, 1}, {1, 1, 1, 3, 0},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    gdn_plan p = {.T = c[i].T, .N = c[i].N, .Ho = c[i].Ho, .slots = c[i].T / 64 + c[i].N};
+    if (gdn_scan_pairs_plan(&p, c[i].sms) != c[i].want)
+      fail_msg("T=%lld N=%d Ho=%d on %d SMs: pairs %d, want %d", (long long)c[i].T, c[i].N,
+               c[i].Ho, c[i].sms, !c[i].want, c[i].want);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_is_sane),
@@ -421,6 +439,7 @@ int main(void) {
       cmocka_unit_test(test_decide),
       cmocka_unit_test(test_rows_if_built),
       cmocka_unit_test(test_fused_grid),
+      cmocka_unit_test(test_scan_pairs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
