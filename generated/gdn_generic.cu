@@ -1519,6 +1519,13 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   }
 }
 
+// The fields of ScanArgs that every scan kernel fills from its parameters
+// of the same names; `flags` is the ready flags or null.
+#define SCAN_ARGS_COMMON(a, flags)                                                        \
+  (a).mq = &map_q, (a).mk = &map_k, (a).mv = &map_v, (a).mp = &map_p, (a).mw = &map_w,     \
+  (a).mo = &map_o, (a).q = q, (a).k = k, (a).v = v, (a).ws_g = ws_g, (a).ws_f = (flags), \
+  (a).o = o, (a).Ho = Ho, (a).Hq = Hq, (a).Hk = Hk, (a).Hv = Hv, (a).scale = scale
+
 // gdn_scan: grid (2 halves, output heads, sequences), launched as a
 // dependent of gdn_prepare.
 extern "C" __global__ void __launch_bounds__(384, 1)
@@ -1530,11 +1537,9 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
          int T, int Hq, int Hk, int Hv, int Ho, float scale) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
-  a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w, a.mo = &map_o;
-  a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.ws_f = 0, a.o = o;
+  SCAN_ARGS_COMMON(a, 0);
   a.kind = 0, a.nh = 2, a.hs = 1;
-  a.v0 = 64 * blockIdx.x, a.h = blockIdx.y, a.Ho = Ho;
-  a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
+  a.v0 = 64 * blockIdx.x, a.h = blockIdx.y;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
 }
 
@@ -1552,13 +1557,11 @@ gdn_scan_pairs(const __grid_constant__ TmaMap map_q, const __grid_constant__ Tma
                int T, int Hq, int Hk, int Hv, int Ho, float scale) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
-  a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w, a.mo = &map_o;
-  a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.ws_f = 0, a.o = o;
+  SCAN_ARGS_COMMON(a, 0);
   a.kind = 1 + (int)(blockIdx.x & 1);
   a.nh = a.kind == 2 ? 4 : 2;
   a.hs = a.kind == 1 ? 2 : 1;
-  a.v0 = 64 * (int)(blockIdx.x >> 1), a.h = blockIdx.y, a.Ho = Ho;
-  a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
+  a.v0 = 64 * (int)(blockIdx.x >> 1), a.h = blockIdx.y;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
 }
 // gdn_fused: the generic pipeline in one grid, for launches whose scan
@@ -1603,13 +1606,11 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
   if (b < scans) {
     const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
     ScanArgs a;
-    a.mq = &map_q, a.mk = &map_k, a.mv = &map_v, a.mp = &map_p, a.mw = &map_w, a.mo = &map_o;
-    a.q = q, a.k = k, a.v = v, a.ws_g = ws_g, a.ws_f = ws_f, a.o = o;
+    SCAN_ARGS_COMMON(a, ws_f);
     a.kind = split ? 1 + (b & 1) : 0;
     a.nh = a.kind == 2 ? 4 : 2;
     a.hs = a.kind == 1 ? 2 : 1;
-    a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho, a.Ho = Ho;
-    a.Hq = Hq, a.Hk = Hk, a.Hv = Hv, a.scale = scale;
+    a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho;
     scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, s / (2 * Ho));
   } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
     const int j = b - scans, units = (T / 64 + N) * Ho;
