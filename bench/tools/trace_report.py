@@ -5,7 +5,13 @@ first chunk's data arrives, how long a chunk of the state chain takes, how
 long the chains and the output warpgroups wait, and when the prepare units
 run, stage by stage where the trace has the units' stage stamps.
 
-    bench/tools/trace_report.py TRACE.csv [--png OUT.png]
+    bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks]
+
+With --chunks, a table per row, chunk by chunk: when the chains got its
+data and how long they waited for it, their step to the next chunk, and
+how long the output warpgroups waited for it and took it after the chain
+had its data (which says whether the output keeps up); for a single
+sequence also when the prepare units of its chunk slot ended.
 
 All times in microseconds from the call's earliest timestamp. With --png
 (and matplotlib), one timeline per row: a line per scan CTA, red where its
@@ -129,6 +135,33 @@ def report(name, d):
     stage_table(d)
 
 
+def chunk_table(name, d):
+    """Per chunk index: medians over the scan CTAs that have that chunk."""
+    scan = {i: ch for i, ch in d['scan'].items() if -1 in ch}
+    counts = {len([c for c in ch if c >= 0]) for ch in scan.values()}
+    n = max(counts, default=0)
+    # One sequence: every CTA has n chunks and chunk c is slot c, whose
+    # units are c * Ho .. c * Ho + Ho - 1 (docs/trace.md).
+    ho = len(d['unit']) // n if len(counts) == 1 and n and len(d['unit']) % n == 0 else 0
+    med = lambda xs: f'{statistics.median(xs):.2f}' if xs else '-'
+    print(f'### {name}, chunk by chunk (us, medians over CTAs)\n')
+    print("| chunk | CTAs | data | wait (median / max) | step to the next | output's wait "
+          "| output takes it after the chain | its units end (min / max) |")
+    print('|---|---|---|---|---|---|---|---|')
+    for c in range(n):
+        have = [i for i, ch in scan.items() if c in ch]
+        waits = [scan[i][c][1] - scan[i][c][0] for i in have]
+        steps = [scan[i][c + 1][0] - scan[i][c][0] for i in have if c + 1 in scan[i]]
+        oc = [d['outc'][i][c] for i in have if c in d['outc'].get(i, {})]
+        lag = [d['outc'][i][c][1] - scan[i][c][1] for i in have if c in d['outc'].get(i, {})]
+        ends = [d['unit'][u][1] for u in range(c * ho, (c + 1) * ho) if u in d['unit']]
+        units = f'{min(ends):.2f} / {max(ends):.2f}' if ends else '-'
+        print(f'| {c} | {len(have)} | {med([scan[i][c][1] for i in have])} | '
+              f'{med(waits)} / {max(waits):.2f} | {med(steps)} | {med([b - a for a, b in oc])} | '
+              f'{med(lag)} | {units} |')
+    print()
+
+
 def plot(rows, path):
     import matplotlib
     matplotlib.use('Agg')
@@ -156,10 +189,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('trace')
     ap.add_argument('--png')
+    ap.add_argument('--chunks', action='store_true', help='a table per row, chunk by chunk')
     args = ap.parse_args()
     rows = load(args.trace)
     for name in rows:
         report(name, rows[name])
+        if args.chunks:
+            chunk_table(name, rows[name])
     if args.png:
         try:
             plot(rows, args.png)

@@ -5,6 +5,9 @@
 #     steps 2.5 and 1.0 us, then 1.1 and 1.0; waits 2.1 and 0.2 us; ...;
 #     the units' stages 0.1 and 0.3 us, then 0.2 and 0.2, ...; the third
 #     unit, without stages, starts as the first ends: two at once, not three);
+#     with --chunks, chunk by chunk: data at 2.80, 3.85, 5.10 us, waits 0.80
+#     (max 1.50), 0.05, 0.30, steps 1.80 and 1.00, the output 0.35, 0.35,
+#     0.20 us behind the chain, the units of slots 0-2 ending at 2.0, 3.5, 2.4;
 #   ab.txt: two builds, two passes, the second build missing a row once;
 #   ab-builds/: two fake A/B builds, one of which never returns: ab_run.sh
 #     stops each of its binaries at the limit, says so, and runs the other;
@@ -30,6 +33,8 @@ check() {
 }
 check "trace_report.py: per-row spreads" tests/tools/trace.expected \
   python3 bench/tools/trace_report.py tests/tools/trace.csv
+check "trace_report.py --chunks: chunk by chunk" tests/tools/trace-chunks.expected \
+  python3 bench/tools/trace_report.py tests/tools/trace.csv --chunks
 check "ab_table.py: lowest of the passes, ratio to the first build" tests/tools/ab.expected \
   python3 bench/tools/ab_table.py tests/tools/ab.txt
 check "stall_report.py: waits named, shares of all samples" tests/tools/stall.expected \
