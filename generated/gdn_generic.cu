@@ -1526,15 +1526,19 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   (a).mo = &map_o, (a).q = q, (a).k = k, (a).v = v, (a).ws_g = ws_g, (a).ws_f = (flags), \
   (a).o = o, (a).Ho = Ho, (a).Hq = Hq, (a).Hk = Hk, (a).Hv = Hv, (a).scale = scale
 
+// The parameters of gdn_scan and gdn_scan_pairs (runtime/launch.c passes
+// the same list to either).
+#define SCAN_PARAMS                                                                       \
+  const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,             \
+      const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,         \
+      const __grid_constant__ TmaMap map_w, const __grid_constant__ TmaMap map_o,         \
+      const u16 *q, const u16 *k, const u16 *v, const float *ws_g, const int *cu_seqlens, \
+      const float *h0, float *ht, u16 *o, int T, int Hq, int Hk, int Hv, int Ho, float scale
+
 // gdn_scan: grid (2 halves, output heads, sequences), launched as a
 // dependent of gdn_prepare.
 extern "C" __global__ void __launch_bounds__(384, 1)
-gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
-         const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
-         const __grid_constant__ TmaMap map_w, const __grid_constant__ TmaMap map_o,
-         const u16 *q, const u16 *k, const u16 *v,
-         const float *ws_g, const int *cu_seqlens, const float *h0, float *ht, u16 *o,
-         int T, int Hq, int Hk, int Hv, int Ho, float scale) {
+gdn_scan(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
   SCAN_ARGS_COMMON(a, 0);
@@ -1549,12 +1553,7 @@ gdn_scan(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap ma
 // x, CTA 2 half the state chain, CTA 2 half + 1 the output. Launched as a
 // dependent of gdn_prepare, as gdn_scan is.
 extern "C" __global__ void __launch_bounds__(384, 1)
-gdn_scan_pairs(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
-               const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
-               const __grid_constant__ TmaMap map_w, const __grid_constant__ TmaMap map_o,
-               const u16 *q, const u16 *k, const u16 *v,
-               const float *ws_g, const int *cu_seqlens, const float *h0, float *ht, u16 *o,
-               int T, int Hq, int Hk, int Hv, int Ho, float scale) {
+gdn_scan_pairs(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
   SCAN_ARGS_COMMON(a, 0);
