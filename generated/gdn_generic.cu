@@ -1014,7 +1014,7 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
 // c % 4 into the output CTA's slot c % 4
 // by one bulk copy, which completes on the output CTA's HAND_FULL. The
 // output CTA's warp 0 frees the chain CTA's slot once the copy has landed,
-// and its warp 2 tells the chain CTA (OUT_FREE) when the output
+// and its warp 2 tells the chain CTA (OUT_FREE) when an output
 // warpgroup is done with a slot. One lane of each warp does the work, and
 // neither the state nor the output warpgroup waits on the other SM except
 // through these barriers.
@@ -1487,9 +1487,9 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
       mbar_init(QP_EMPTY(a, s), 128);
     for (int s = 0; s < 4; ++s) // warpgroup 0, Sb and Ub stored (split: the copy landed)
       mbar_init(HAND_FULL(a, s), 128);
-    for (int s = 0; s < 4; ++s) // warpgroup 1, Sb and Ub loaded
+    for (int s = 0; s < 4; ++s) // the output warpgroup, Sb and Ub loaded (split: the copy landed)
       mbar_init(HAND_EMPTY(a, s), 128);
-    for (int s = 0; s < 4; ++s) // a split output CTA's warp 0: its slot is free
+    for (int s = 0; s < 4; ++s) // a split output CTA's warp 2: its slot is read
       mbar_init(OUT_FREE(a, s), 1);
     mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
     mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)

@@ -351,8 +351,7 @@ enum { SPLIT_MAX_SCAN = 64 };
 
 /* Hand-off slots of a split pair's output CTA: its own two and two in the
  * place of the k/v/W ring it does not use, so that the chain CTA's copy
- * warps can run up to four chunks ahead of the output; the rest of that
- * ring holds a prepare unit of its first warpgroup. */
+ * warps can run up to four chunks ahead of the output. */
 enum { SPLIT_OUT_SLOTS = 4 };
 
 /* And of its chain CTA: its own two and two in the place of the q/P ring,
@@ -372,8 +371,8 @@ static const struct {
     {"QP_FULL", 3, 32, "the q/P producer warp (lane 0 also expects the bytes)"},
     {"QP_EMPTY", 3, 128, "warpgroup 1, done with the stage"},
     {"HAND_FULL", SPLIT_OUT_SLOTS, 128, "warpgroup 0, Sb and Ub stored (split: the copy landed)"},
-    {"HAND_EMPTY", SPLIT_OUT_SLOTS, 128, "warpgroup 1, Sb and Ub loaded"},
-    {"OUT_FREE", SPLIT_OUT_SLOTS, 1, "a split output CTA's warp 0: its slot is free"},
+    {"HAND_EMPTY", SPLIT_OUT_SLOTS, 128, "the output warpgroup, Sb and Ub loaded (split: the copy landed)"},
+    {"OUT_FREE", SPLIT_OUT_SLOTS, 1, "a split output CTA's warp 2: its slot is read"},
     {"TAIL_KV", 1, 1, "the short chunk's raw k and v (bytes only)"},
     {"TAIL_Q", 1, 1, "the short chunk's raw q (bytes only)"},
 };
