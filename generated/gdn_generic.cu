@@ -839,6 +839,8 @@ struct ScanArgs {
   u16 *o;
   int v0, h, seq, Ho, Hq, Hk, Hv, hq, hk, hv, bos, eos, slot0, nchunks;
   int kind; // 0: the whole scan; a split pair's 1: chain CTA, 2: output CTA
+  int tail; // a split chain CTA outputs the last chunk itself (gdn_scan_pairs)
+  int nout; // chunks the output warpgroups take: all, or with `tail` all but the last
   int nh;   // hand-off slots the output warpgroup cycles through
   int hs;   // log2 of those the state warpgroup cycles through
   float scale;
@@ -911,15 +913,16 @@ static __device__ __forceinline__ u32 hand_slot(const ScanArgs &a, int j) {
 // those rows before the stage is published, so no value crosses the
 // boundary. A sequence has one short chunk at most, so each tail barrier
 // completes once, in phase 0.
-// Chunk c's workspace tiles are written. Without flags, the first chunk
-// waits for the whole gdn_prepare grid (griddepcontrol.wait), after the
-// loads of its k, v and q tiles are issued: they do not depend on prepare.
+// Chunk c's workspace tiles are written. Without flags, a warp's first
+// chunk waits for the whole gdn_prepare grid (griddepcontrol.wait), after
+// the loads of its k, v and q tiles are issued: they do not depend on prepare.
 // With flags, the prepare unit of this chunk and head runs in the same grid
 // and lane 0 waits for the flag it set for this warp (and this half) alone,
 // then clears it, so the flags are all zero again when the grid ends.
-static __device__ __forceinline__ void chunk_ready(const ScanArgs &a, int c, int warp, int lane) {
+static __device__ __forceinline__ void chunk_ready(const ScanArgs &a, int c, int warp, int lane,
+                                                   bool first) {
   if (!a.ws_f) {
-    if (c == 0)
+    if (first)
       griddep_wait(); // gdn_prepare, launched before this grid, has written the workspace
     return;
   }
@@ -962,7 +965,7 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
     }
   }
-  chunk_ready(a, c, 0, lane);
+  chunk_ready(a, c, 0, lane, c == 0);
   if (lane == 0) {
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
@@ -971,13 +974,17 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   }
 }
 
-static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int lane) {
+// Chunk c's q and P into q/P stage s, for the stage's use-th time (c % 3
+// and c / 3 in the ring; a split chain CTA loads its last chunk's into the
+// ring's stage 2, which its hand-off slots leave free).
+static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int s, int use,
+                                                  int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
-  const u32 qp = QP(a, c % 3);
+  const u32 qp = QP(a, s);
   const u32 sq = qp + 0u, sp = qp + 16384u, sgq = qp + 24576u;
   const int hq = a.hq;
-  mbar_wait(QP_EMPTY(a, c % 3), ((c / 3) & 1) ^ 1); // warpgroup 1 is done with chunk c - 3
+  mbar_wait(QP_EMPTY(a, s), (use & 1) ^ 1); // the output is done with the stage's last chunk
   if (L < 64) {
     if (lane == 0) {
       const u32 bar = TAIL_Q(a);
@@ -989,7 +996,7 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
     zero_rows_qk32(sq, L, lane);
     fence_proxy_async();
   }
-  const u32 bar = QP_FULL(a, c % 3); // every lane arrives, as for the k/v/W ring
+  const u32 bar = QP_FULL(a, s); // every lane arrives, as for the k/v/W ring
   if (lane == 0) { // q first, as k and v above
     mbar_expect_tx(bar, L == 64 ? 25088u : 8704u);
     if (L == 64) {
@@ -997,7 +1004,7 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
       tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
     }
   }
-  chunk_ready(a, c, 1, lane);
+  chunk_ready(a, c, 1, lane, c == 0 || a.kind == 1);
   if (lane == 0) {
     tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
     bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
@@ -1020,7 +1027,7 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
 // through these barriers.
 static __device__ __forceinline__ void hand_out(const ScanArgs &a, int parity) {
   int last = -1;
-  for (int c = parity; c < a.nchunks; c += 2) {
+  for (int c = parity; c < a.nout; c += 2) {
     const int j = c % 4;
     const int i = c % 4;
     const u32 bar = mapa_shared(HAND_FULL(a, j), 1);
@@ -1036,15 +1043,15 @@ static __device__ __forceinline__ void hand_out(const ScanArgs &a, int parity) {
   // its last chunk: this CTA stays until then.
   if (last >= 0)
     mbar_wait_cluster(HAND_EMPTY(a, last % 4), (last / 4) & 1);
-  for (int c = parity; c < a.nchunks; c += 2)
-    if (c + 4 >= a.nchunks)
+  for (int c = parity; c < a.nout; c += 2)
+    if (c + 4 >= a.nout)
       mbar_wait_cluster(OUT_FREE(a, c % 4), (c / 4) & 1);
 }
 
 // The output CTA's side: warp 0 (landed) frees the chain CTA's slot,
 // warp 2 (read) frees this CTA's slot for the chain CTA's next copy.
 static __device__ __forceinline__ void hand_in(const ScanArgs &a, int landed) {
-  for (int c = 0; c < a.nchunks; ++c) {
+  for (int c = 0; c < a.nout; ++c) {
     const int j = c % 4;
     if (landed) {
       mbar_wait_cluster(HAND_FULL(a, j), (c / 4) & 1);
@@ -1065,11 +1072,13 @@ static __device__ __forceinline__ void producer_role(const ScanArgs &a, int pt) 
     for (int c = 0; c < a.nchunks; ++c)
       produce_kvw(a, c, lane);
   } else if (a.kind == 1) {
-    if (lane == 0 && warp < 3)
+    if (warp == 3 && a.tail && a.nchunks > 0) // the last chunk, which this CTA outputs
+      produce_qp(a, a.nchunks - 1, 2, 0, lane);
+    else if (lane == 0 && warp < 3)
       hand_out(a, warp - 1);
   } else if (warp == 1) {
-    for (int c = 0; c < a.nchunks; ++c)
-      produce_qp(a, c, lane);
+    for (int c = 0; c < a.nout; ++c)
+      produce_qp(a, c, c % 3, c / 3, lane);
   }
 }
 
@@ -1271,47 +1280,17 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   wgmma_wait_0();
 }
 
-static __device__ __forceinline__ void state_role(const ScanArgs &a, const float *h0, float *ht,
-                                                  int wt) {
-  float S[64]; // registers r, r + 1 hold adjacent columns: 8-byte accesses
-#pragma unroll
-  for (int r = 0; r < 64; r += 2) {
-    const float2 x = h0 ? *(const float2 *)(h0 + (a.v0 + acc128_row(wt, r)) * 128 +
-                                            acc128_col(wt, r))
-                        : make_float2(0.f, 0.f);
-    S[r] = x.x, S[r + 1] = x.y;
-  }
-  // Trace rows of this CTA: 0 {start, end of the chain}, 1 + c {before and
-  // after chunk c's wait for its k/v/W stage}, the last {end of the output
-  // warpgroup's stores, chunks}.
-  TRACE(u64(*tr)[2] = a.cta < GDN_TRACE_CTAS && wt == 0 ? gdn_trace_scan[a.cta] : 0;
-        if (tr) tr[0][0] = trace_now();)
-  for (int c = 0; c < a.nchunks; ++c) {
-    TRACE(const u64 t_ready = tr ? trace_now() : 0;)
-    mbar_wait(KVW_FULL(a, c % 3), (c / 3) & 1);
-    TRACE(if (tr && c < GDN_TRACE_ROWS - 2) {
-      tr[1 + c][0] = t_ready;
-      tr[1 + c][1] = trace_now();
-    })
-    state_chunk(S, a, c, wt);
-    mbar_arrive(KVW_EMPTY(a, c % 3)); // every wgmma of this thread has read stage c % 3
-  }
-  TRACE(if (tr) tr[0][1] = trace_now();)
-  if (ht) {
-#pragma unroll
-    for (int r = 0; r < 64; r += 2)
-      *(float2 *)(ht + (a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)) =
-          make_float2(S[r], S[r + 1]);
-  }
-}
-
 // One chunk of output: O^T = g_t (Sb Q^T) + Ub P^T, scaled, staged in the
 // chunk's q tile as [t][v]; a full chunk leaves by one TMA store, a short
 // one row by row (t < L), 16 bytes a thread at a time. The warpgroup
-// synchronises on named barrier nb.
-static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt, u32 nb) {
-  const int j = c % a.nh;
-  const u32 qp = QP(a, c % 3), hand = hand_slot(a, j);
+// synchronises on named barrier nb. q/P stage s holds the chunk for its
+// use-th time. `own`: a split chain CTA's state warpgroup, on the last
+// chunk, reads the hand-off slot it has just filled itself (each thread
+// its own 16-byte words, so no barrier), and releases nothing.
+static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt, u32 nb,
+                                                    int s, int use, bool own) {
+  const int j = own ? c & ((1 << a.hs) - 1) : c % a.nh;
+  const u32 qp = QP(a, s), hand = hand_slot(a, j);
   const u32 so = qp + 0u; // O^T is staged in the q tile, dead once OP is formed
   const u32 sq = qp + 0u, sp = qp + 16384u;
   const float *s_g = GEN(a, qp + 24576u);
@@ -1319,8 +1298,9 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   u32 sa[32], ua[16];
   float op[32];
   TRACE(const u64 t_ready = trace_now();)
-  mbar_wait(QP_FULL(a, c % 3), (c / 3) & 1);
-  mbar_wait_cluster(HAND_FULL(a, j), (c / a.nh) & 1); // filled by another CTA when split
+  mbar_wait(QP_FULL(a, s), use & 1);
+  if (!own)
+    mbar_wait_cluster(HAND_FULL(a, j), (c / a.nh) & 1); // filled by another CTA when split
   TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS - 2) {
     gdn_trace_out[a.cta][1 + c][0] = t_ready;
     gdn_trace_out[a.cta][1 + c][1] = trace_now();
@@ -1343,7 +1323,8 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
   hand_load(hand + 16384u, ua, 16, wt); // bf16(U) is no operand of OP
-  mbar_arrive(HAND_EMPTY(a, j));
+  if (!own)
+    mbar_arrive(HAND_EMPTY(a, j));
   float gq[32]; // g by column, read while OP runs; registers r, r + 1 are adjacent columns
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
@@ -1412,7 +1393,8 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   // chunk late, once that store has read its tile. In a split output CTA,
   // where two warpgroups take turns, a late release would hold the ring's
   // third stage from the other one: thread 0 waits for the read instead.
-  if (a.kind == 2) {
+  if (own) {
+  } else if (a.kind == 2) {
     if (wt == 0)
       bulk_wait_read_0();
     mbar_arrive(QP_EMPTY(a, c % 3));
@@ -1425,20 +1407,72 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   }
 }
 
+static __device__ __forceinline__ void state_role(const ScanArgs &a, const float *h0, float *ht,
+                                                  int wt) {
+  float S[64]; // registers r, r + 1 hold adjacent columns: 8-byte accesses
+#pragma unroll
+  for (int r = 0; r < 64; r += 2) {
+    const float2 x = h0 ? *(const float2 *)(h0 + (a.v0 + acc128_row(wt, r)) * 128 +
+                                            acc128_col(wt, r))
+                        : make_float2(0.f, 0.f);
+    S[r] = x.x, S[r + 1] = x.y;
+  }
+  // Trace rows of this CTA: 0 {start, end of the chain}, 1 + c {before and
+  // after chunk c's wait for its k/v/W stage}, the last {end of the output
+  // warpgroup's stores, chunks}.
+  TRACE(u64(*tr)[2] = a.cta < GDN_TRACE_CTAS && wt == 0 ? gdn_trace_scan[a.cta] : 0;
+        if (tr) tr[0][0] = trace_now();)
+  for (int c = 0; c < a.nchunks; ++c) {
+    TRACE(const u64 t_ready = tr ? trace_now() : 0;)
+    mbar_wait(KVW_FULL(a, c % 3), (c / 3) & 1);
+    TRACE(if (tr && c < GDN_TRACE_ROWS - 2) {
+      tr[1 + c][0] = t_ready;
+      tr[1 + c][1] = trace_now();
+    })
+    state_chunk(S, a, c, wt);
+    mbar_arrive(KVW_EMPTY(a, c % 3)); // every wgmma of this thread has read stage c % 3
+  }
+  TRACE(if (tr) tr[0][1] = trace_now();)
+  // With `tail`, the chain CTA outputs its sequence's last chunk itself,
+  // from the hand-off slot state_chunk filled, so that the sequence's end
+  // does not wait for a copy to the output CTA (about 2 us, against 1.2 in
+  // gdn_scan); the final state's stores go out while the output's TMA
+  // store runs.
+  const bool tail = a.tail && a.nchunks > 0;
+  if (tail)
+    output_chunk(a, a.nchunks - 1, wt, 2u, 2, 0, true);
+  if (ht) {
+#pragma unroll
+    for (int r = 0; r < 64; r += 2)
+      *(float2 *)(ht + (a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)) =
+          make_float2(S[r], S[r + 1]);
+  }
+  if (tail) {
+    if (wt == 0)
+      bulk_wait_0(); // the TMA store has read this CTA's memory
+    TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS) {
+      atomicMax(&gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0], trace_now());
+      gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][1] = (u64)a.nchunks;
+    })
+  }
+}
+
 // Chunks first, first + step, ...: every chunk, or every other one where
 // two output warpgroups take turns (a split output CTA).
 static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt, int first, int step,
                                                    u32 nb) {
-  for (int c = first; c < a.nchunks; c += step)
-    output_chunk(a, c, wt, nb);
-  if (wt == 0 && a.nchunks > first) { // every store done before the CTA's memory goes
+  for (int c = first; c < a.nout; c += step)
+    output_chunk(a, c, wt, nb, c % 3, c / 3, false);
+  if (wt == 0 && a.nout > first) { // every store done before the CTA's memory goes
     bulk_wait_0();
     if (step == 1)
-      mbar_arrive(QP_EMPTY(a, (a.nchunks - 1) % 3));
+      mbar_arrive(QP_EMPTY(a, (a.nout - 1) % 3));
   }
-  // The end stamp: by the warpgroup of the last chunk.
-  TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && (a.nchunks - 1 - first) % step == 0) {
-    gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0] = trace_now();
+  // The end stamp: by the warpgroup of the last chunk it outputs; in a
+  // split pair the later of that and the chain CTA's (the last chunk's).
+  TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && (a.kind == 0 || a.nout > first) &&
+            (a.nout - 1 - first) % step == 0) {
+    atomicMax(&gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0], trace_now());
     gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][1] = (u64)a.nchunks;
   })
 }
@@ -1475,6 +1509,7 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   a.slot0 = a.bos / 64 + a.seq; // as gdn_prepare numbers the slots
   a.hq = a.h * a.Hq / a.Ho, a.hk = a.h * a.Hk / a.Ho, a.hv = a.h * a.Hv / a.Ho;
   a.nchunks = (a.eos - a.bos + 63) / 64;
+  a.nout = a.tail ? a.nchunks - 1 : a.nchunks;
   TRACE(a.cta = (z * a.Ho + a.h) * 2 + a.v0 / 64;)
   if (tid == 0) {
     for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
@@ -1542,7 +1577,7 @@ gdn_scan(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
   SCAN_ARGS_COMMON(a, 0);
-  a.kind = 0, a.nh = 2, a.hs = 1;
+  a.kind = 0, a.tail = 0, a.nh = 2, a.hs = 1;
   a.v0 = 64 * blockIdx.x, a.h = blockIdx.y;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
 }
@@ -1557,7 +1592,7 @@ gdn_scan_pairs(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
   SCAN_ARGS_COMMON(a, 0);
-  a.kind = 1 + (int)(blockIdx.x & 1);
+  a.kind = 1 + (int)(blockIdx.x & 1), a.tail = 1;
   a.nh = a.kind == 2 ? 4 : 2;
   a.hs = a.kind == 1 ? 2 : 1;
   a.v0 = 64 * (int)(blockIdx.x >> 1), a.h = blockIdx.y;
@@ -1606,7 +1641,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
     ScanArgs a;
     SCAN_ARGS_COMMON(a, ws_f);
-    a.kind = split ? 1 + (b & 1) : 0;
+    a.kind = split ? 1 + (b & 1) : 0, a.tail = 0;
     a.nh = a.kind == 2 ? 4 : 2;
     a.hs = a.kind == 1 ? 2 : 1;
     a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho;
