@@ -1585,7 +1585,8 @@ gdn_scan(SCAN_PARAMS) {
 // gdn_scan_pairs: gdn_scan with each CTA a split pair (gdn_scan_helpers:
 // hand_out, hand_in), for launches whose pairs the SMs hold at once: grid
 // (2 halves x 2 roles, output heads, sequences) in clusters of two along
-// x, CTA 2 half the state chain, CTA 2 half + 1 the output. Launched as a
+// x, CTA 2 half the state chain, CTA 2 half + 1 the output of every chunk
+// but the last, which the chain CTA outputs itself (`tail`). Launched as a
 // dependent of gdn_prepare, as gdn_scan is.
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_scan_pairs(SCAN_PARAMS) {
