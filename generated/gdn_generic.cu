@@ -1393,8 +1393,9 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   // chunk late, once that store has read its tile. In a split output CTA,
   // where two warpgroups take turns, a late release would hold the ring's
   // third stage from the other one: thread 0 waits for the read instead.
-  if (own) {
-  } else if (a.kind == 2) {
+  if (own) // the stage is used once, and the caller waits for the store
+    return;
+  if (a.kind == 2) {
     if (wt == 0)
       bulk_wait_read_0();
     mbar_arrive(QP_EMPTY(a, c % 3));
