@@ -106,13 +106,17 @@ CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref $(B)
              $(B)/tests/test_nvrtc $(B)/tests/test_routes
 
 # The GPU test binaries are built (not run) too, so that CI catches a
-# change that breaks them.
-test: $(CPU_TESTS) kernels gpu-test
+# change that breaks them; so is the CPU study of bench/tools/fold_study.c.
+test: $(CPU_TESTS) kernels gpu-test $(B)/fold_study
 	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
 	bash tests/cli.sh $(B)/gdngen
 	bash tests/check_codegen.sh $(B)/gdngen
 	bash tests/tools/run.sh
 	bash tests/fuzz/run.sh
+
+$(B)/fold_study: bench/tools/fold_study.c $(REF_SRC) tests/ref/ref.h
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) -Itests/ref -o $@ bench/tools/fold_study.c $(REF_SRC) -lm
 
 # libFuzzer over the argument rules, bounded to about a minute (needs clang).
 fuzz:
