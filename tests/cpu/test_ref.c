@@ -283,9 +283,11 @@ typedef struct errors {
   double o, state;
 } errors;
 
+typedef int (*staged_fn)(const ref_problem *p, uint16_t *o, float *final_state);
+
 /* Both references on one problem; rel-RMS of the staged o (bf16) and final
  * state (fp32) against the fp64 recurrence. */
-static errors staged_vs_ideal(const ref_problem *p) {
+static errors staged_form_vs_ideal(const ref_problem *p, staged_fn staged) {
   int Ho = ref_out_heads(p->Hq, p->Hv);
   size_t no = (size_t)p->T * Ho * REF_D, ns = (size_t)p->N * Ho * REF_D * REF_D;
   double *o_ref = malloc(sizeof(double) * no);
@@ -295,7 +297,7 @@ static errors staged_vs_ideal(const ref_problem *p) {
   uint16_t *o = malloc(sizeof(uint16_t) * no);
   float *s = malloc(sizeof(float) * ns);
   assert_int_equal(ref_recurrence(p, o_ref, s_ref), 0);
-  assert_int_equal(ref_staged(p, o, s), 0);
+  assert_int_equal(staged(p, o, s), 0);
   ref_bf16_to_f64_array(o, o_wide, no);
   ref_f32_to_f64_array(s, s_wide, ns);
   errors e = {ref_rel_rms(o_wide, o_ref, no), ref_rel_rms(s_wide, s_ref, ns)};
@@ -307,6 +309,8 @@ static errors staged_vs_ideal(const ref_problem *p) {
   free(s);
   return e;
 }
+
+static errors staged_vs_ideal(const ref_problem *p) { return staged_form_vs_ideal(p, ref_staged); }
 
 typedef struct accuracy_case {
   const char *name;
@@ -341,6 +345,35 @@ static void test_staged_within_ideal_bound(void **unused) {
                   e.o, e.state);
     assert_true(e.o <= 5e-3);
     assert_true(e.state <= 5e-3);
+    ref_problem_free(o);
+  }
+}
+
+/* The folded update is as accurate, and its first chunk is the staged
+ * reference's bit for bit (both start from the same state, and the
+ * outputs are formed the same way until the state is advanced). */
+static void test_folded_within_ideal_bound(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(2024);
+  size_t ncases = sizeof accuracy_cases / sizeof accuracy_cases[0];
+  for (size_t i = 0; i < ncases; i++) {
+    const accuracy_case *c = &accuracy_cases[i];
+    ref_problem_owned *o =
+        ref_problem_random(&rng, c->lens, c->n, c->Hq, c->Hk, c->Hv, c->flags);
+    assert_non_null(o);
+    errors e = staged_form_vs_ideal(&o->p, ref_staged_folded);
+    print_message("  folded vs fp64  %-24s o %.3e  state %.3e\n", c->name, e.o, e.state);
+    assert_true(e.o <= 5e-3);
+    assert_true(e.state <= 5e-3);
+    int Ho = ref_out_heads(o->p.Hq, o->p.Hv);
+    size_t no = (size_t)o->p.T * Ho * REF_D, ns = (size_t)o->p.N * Ho * REF_D * REF_D;
+    uint16_t *a = malloc(no * 2), *b = malloc(no * 2);
+    float *sa = malloc(ns * 4), *sb = malloc(ns * 4);
+    assert_int_equal(ref_staged(&o->p, a, sa), 0);
+    assert_int_equal(ref_staged_folded(&o->p, b, sb), 0);
+    int64_t first = o->p.cu_seqlens[1] < REF_C ? o->p.cu_seqlens[1] : REF_C;
+    assert_memory_equal(a, b, (size_t)first * Ho * REF_D * 2);
+    free(a), free(b), free(sa), free(sb);
     ref_problem_free(o);
   }
 }
@@ -529,6 +562,7 @@ int main(void) {
       cmocka_unit_test(test_inverse_ladder_correlated_keys),
       cmocka_unit_test(test_sequence_isolation),
       cmocka_unit_test(test_staged_within_ideal_bound),
+      cmocka_unit_test(test_folded_within_ideal_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,13 @@ void ref_chunk_scan(float *S, const ref_chunk_in *in,
  * Returns 0, or -1 for an invalid problem or when memory runs out. */
 int ref_staged(const ref_problem *p, uint16_t *o, float *final_state);
 
+/* The same with the folded update of numerics.md ("The folded update"):
+ * the outputs as ref_chunk_scan forms them, the state advanced by
+ * S' = g_L S - Sb Mp + Yd^T K. Returns 0, or -1 when memory runs out. */
+int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                           float scale, uint16_t o[REF_C][REF_D]);
+int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state);
+
 #ifdef __cplusplus
 }
 #endif

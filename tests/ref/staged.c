@@ -201,13 +201,15 @@ typedef struct scan_chunk {
  * at a time; each sum below is the same sum, in the same order, as in the
  * matrix form of numerics.md. */
 
-/* Steps 1-3: Sb = bf16(S), row v;
- * OP[t][v] = Q[t] . Sb[v];  KS[t][v] = K[t] . Sb[v]. */
-static void project_state(const float *Srow /* [128] */, const ref_chunk_in *in,
-                          float *op /* [64] */, float *ks /* [64] */) {
-  float sb[REF_D];
+/* Step 1: Sb = bf16(S), row v. */
+static void state_operand(const float *Srow /* [128] */, float *sb /* [128] */) {
   for (int k = 0; k < REF_D; k++)
     sb[k] = ref_round_bf16(Srow[k]);
+}
+
+/* Steps 2-3: OP[t][v] = Q[t] . Sb[v];  KS[t][v] = K[t] . Sb[v]. */
+static void project_state(const float *sb /* [128] */, const ref_chunk_in *in,
+                          float *op /* [64] */, float *ks /* [64] */) {
   for (int t = 0; t < REF_C; t++) {
     op[t] = dot_f32(0.0f, in->q[t], sb, REF_D);
     ks[t] = dot_f32(0.0f, in->k[t], sb, REF_D);
@@ -253,24 +255,103 @@ static void advance_state(float *Srow /* [128] */, const scan_chunk *c,
   }
 }
 
+static void scan_chunk_init(scan_chunk *c, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                            float scale) {
+  *c = (scan_chunk){.in = in, .g = prep->g, .gL = prep->g[in->L - 1], .scale = scale};
+  for (int t = 0; t < REF_C; t++)
+    for (int s = 0; s < REF_C; s++) {
+      c->P[t][s] = ref_bf16_to_f32(prep->P[t][s]);
+      c->W[t][s] = ref_bf16_to_f32(prep->W[t][s]);
+    }
+}
+
 void ref_chunk_scan(float *S, const ref_chunk_in *in,
                     const ref_chunk_prep *prep, float scale,
                     uint16_t o[REF_C][REF_D]) {
-  scan_chunk c = {.in = in, .g = prep->g, .gL = prep->g[in->L - 1],
-                  .scale = scale};
-  for (int t = 0; t < REF_C; t++)
-    for (int s = 0; s < REF_C; s++) {
-      c.P[t][s] = ref_bf16_to_f32(prep->P[t][s]);
-      c.W[t][s] = ref_bf16_to_f32(prep->W[t][s]);
-    }
+  scan_chunk c;
+  scan_chunk_init(&c, in, prep, scale);
   for (int v = 0; v < REF_D; v++) {
     float *Srow = S + (size_t)v * REF_D;
-    float op[REF_C], ks[REF_C], u[REF_C];
-    project_state(Srow, in, op, ks);
+    float sb[REF_D], op[REF_C], ks[REF_C], u[REF_C];
+    state_operand(Srow, sb);
+    project_state(sb, in, op, ks);
     correct_values(&c, v, ks, u);
     chunk_output(&c, v, op, u, o);
     advance_state(Srow, &c, u);
   }
+}
+
+/* ---- the folded update (numerics.md, "The folded update") ---------------- */
+
+/* What the folded update forms besides the scan's own values. */
+typedef struct fold_scratch {
+  float Rb[REF_C][REF_D], Kg[REF_C][REF_D];
+  float Mp[REF_D][REF_D];
+} fold_scratch;
+
+/* F1-F2: Rb[s][k] = bf16(sum_t Wd[t][s] K[t][k]) with Wd[t][s] =
+ * bf16(W[t][s] * (g_L / g_t)); Kg[s][a] = bf16(g_s K[s][a]);
+ * Mp[a][k] = bf16(sum_s Kg[s][a] Rb[s][k]). */
+static void fold_operator(const scan_chunk *c, fold_scratch *f) {
+  float(*Rb)[REF_D] = f->Rb, (*Kg)[REF_D] = f->Kg, (*Mp)[REF_D] = f->Mp;
+  for (int s = 0; s < REF_C; s++)
+    for (int k = 0; k < REF_D; k++) {
+      float acc = 0.0f;
+      for (int t = 0; t < REF_C; t++)
+        acc += ref_round_bf16(c->W[t][s] * (c->gL / c->g[t])) * c->in->k[t][k];
+      Rb[s][k] = ref_round_bf16(acc);
+      Kg[s][k] = ref_round_bf16(c->g[s] * c->in->k[s][k]);
+    }
+  for (int a = 0; a < REF_D; a++)
+    for (int k = 0; k < REF_D; k++) {
+      float acc = 0.0f;
+      for (int s = 0; s < REF_C; s++)
+        acc += Kg[s][a] * Rb[s][k];
+      Mp[a][k] = ref_round_bf16(acc);
+    }
+}
+
+/* F3-F4: Yd[t][v] = bf16((sum_s W[t][s] V[s][v]) * (g_L / g_t));
+ * S[v][k] = g_L S[v][k] - sum_a Sb[v][a] Mp[a][k] + sum_t Yd[t][v] K[t][k],
+ * the accumulator starting at g_L S, the Mp terms first. */
+static void advance_state_folded(float *Srow, const float *sb, const scan_chunk *c, int v,
+                                 const float Mp[REF_D][REF_D]) {
+  float yd[REF_C];
+  for (int t = 0; t < REF_C; t++) {
+    float acc = 0.0f;
+    for (int s = 0; s < REF_C; s++)
+      acc += c->W[t][s] * c->in->v[s][v];
+    yd[t] = ref_round_bf16(acc * (c->gL / c->g[t]));
+  }
+  for (int k = 0; k < REF_D; k++) {
+    float acc = c->gL * Srow[k];
+    for (int a = 0; a < REF_D; a++)
+      acc += -sb[a] * Mp[a][k];
+    for (int t = 0; t < REF_C; t++)
+      acc += yd[t] * c->in->k[t][k];
+    Srow[k] = acc;
+  }
+}
+
+int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                          float scale, uint16_t o[REF_C][REF_D]) {
+  fold_scratch *f = malloc(sizeof *f);
+  if (!f)
+    return -1;
+  scan_chunk c;
+  scan_chunk_init(&c, in, prep, scale);
+  fold_operator(&c, f);
+  for (int v = 0; v < REF_D; v++) {
+    float *Srow = S + (size_t)v * REF_D;
+    float sb[REF_D], op[REF_C], ks[REF_C], u[REF_C];
+    state_operand(Srow, sb);
+    project_state(sb, in, op, ks);
+    correct_values(&c, v, ks, u);
+    chunk_output(&c, v, op, u, o);
+    advance_state_folded(Srow, sb, &c, v, f->Mp);
+  }
+  free(f);
+  return 0;
 }
 
 /* ---- the whole problem --------------------------------------------------- */
@@ -284,34 +365,55 @@ typedef struct staged_scratch {
 
 /* Sequence n on output head h, chunk after chunk, from its own initial
  * state to its own final state; o rows go back to their packed tokens. */
-static void run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
-                         uint16_t *o /* [T, Ho, 128] */,
-                         float *final_state /* [N, Ho, 128, 128] or NULL */) {
+typedef int (*chunk_scan_fn)(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                             float scale, uint16_t o[REF_C][REF_D]);
+
+/* ref_chunk_scan in that form: it cannot fail. */
+static int chunk_scan(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep, float scale,
+                      uint16_t o[REF_C][REF_D]) {
+  ref_chunk_scan(S, in, prep, scale, o);
+  return 0;
+}
+
+static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
+                        chunk_scan_fn scan, uint16_t *o /* [T, Ho, 128] */,
+                        float *final_state /* [N, Ho, 128, 128] or NULL */) {
   int Ho = ref_out_heads(p->Hq, p->Hv);
   size_t slot = ((size_t)n * Ho + h) * REF_D * REF_D;
   for (size_t i = 0; i < (size_t)REF_D * REF_D; i++)
     w->S[i] = p->initial_state ? p->initial_state[slot + i] : 0.0f;
   for (int c = 0; ref_chunk_gather(p, n, c, h, &w->in) == 0; c++) {
     ref_chunk_prepare(&w->in, &w->prep);
-    ref_chunk_scan(w->S, &w->in, &w->prep, p->scale, w->o);
+    if (scan(w->S, &w->in, &w->prep, p->scale, w->o))
+      return -1;
     size_t tok = (size_t)p->cu_seqlens[n] + (size_t)c * REF_C;
     for (int t = 0; t < w->in.L; t++)
       memcpy(o + ((tok + t) * Ho + h) * REF_D, w->o[t], sizeof w->o[t]);
   }
   if (final_state)
     memcpy(final_state + slot, w->S, sizeof w->S);
+  return 0;
 }
 
-int ref_staged(const ref_problem *p, uint16_t *o, float *final_state) {
+static int run_problem(const ref_problem *p, chunk_scan_fn scan, uint16_t *o,
+                       float *final_state) {
   if (ref_problem_check(p))
     return -1;
   staged_scratch *w = malloc(sizeof *w);
   if (!w)
     return -1;
-  int Ho = ref_out_heads(p->Hq, p->Hv);
-  for (int n = 0; n < p->N; n++)
-    for (int h = 0; h < Ho; h++)
-      run_sequence(p, n, h, w, o, final_state);
+  int Ho = ref_out_heads(p->Hq, p->Hv), rc = 0;
+  for (int n = 0; n < p->N && rc == 0; n++)
+    for (int h = 0; h < Ho && rc == 0; h++)
+      rc = run_sequence(p, n, h, w, scan, o, final_state);
   free(w);
-  return 0;
+  return rc;
+}
+
+int ref_staged(const ref_problem *p, uint16_t *o, float *final_state) {
+  return run_problem(p, chunk_scan, o, final_state);
+}
+
+int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state) {
+  return run_problem(p, ref_chunk_scan_folded, o, final_state);
 }
