@@ -265,18 +265,24 @@ static void scan_chunk_init(scan_chunk *c, const ref_chunk_in *in, const ref_chu
     }
 }
 
+/* Steps 1-5 for state row v: its operand sb, U's column u and o's column. */
+static void row_outputs(const scan_chunk *c, int v, const float *Srow, float *sb /* [128] */,
+                        float *u /* [64] */, uint16_t o[REF_C][REF_D]) {
+  float op[REF_C], ks[REF_C];
+  state_operand(Srow, sb);
+  project_state(sb, c->in, op, ks);
+  correct_values(c, v, ks, u);
+  chunk_output(c, v, op, u, o);
+}
+
 void ref_chunk_scan(float *S, const ref_chunk_in *in,
                     const ref_chunk_prep *prep, float scale,
                     uint16_t o[REF_C][REF_D]) {
   scan_chunk c;
   scan_chunk_init(&c, in, prep, scale);
   for (int v = 0; v < REF_D; v++) {
-    float *Srow = S + (size_t)v * REF_D;
-    float sb[REF_D], op[REF_C], ks[REF_C], u[REF_C];
-    state_operand(Srow, sb);
-    project_state(sb, in, op, ks);
-    correct_values(&c, v, ks, u);
-    chunk_output(&c, v, op, u, o);
+    float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C];
+    row_outputs(&c, v, Srow, sb, u, o);
     advance_state(Srow, &c, u);
   }
 }
@@ -342,12 +348,8 @@ int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep
   scan_chunk_init(&c, in, prep, scale);
   fold_operator(&c, f);
   for (int v = 0; v < REF_D; v++) {
-    float *Srow = S + (size_t)v * REF_D;
-    float sb[REF_D], op[REF_C], ks[REF_C], u[REF_C];
-    state_operand(Srow, sb);
-    project_state(sb, in, op, ks);
-    correct_values(&c, v, ks, u);
-    chunk_output(&c, v, op, u, o);
+    float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C];
+    row_outputs(&c, v, Srow, sb, u, o);
     advance_state_folded(Srow, sb, &c, v, f->Mp);
   }
   free(f);
