@@ -976,9 +976,10 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
 
 // Chunk c's q and P into q/P stage s, for the stage's use-th time (c % 3
 // and c / 3 in the ring; a split chain CTA loads its last chunk's into the
-// ring's stage 2, which its hand-off slots leave free).
+// ring's stage 2, which its hand-off slots leave free). `first`: the warp's
+// first chunk (chunk_ready).
 static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int s, int use,
-                                                  int lane) {
+                                                  bool first, int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
   const u32 qp = QP(a, s);
@@ -1004,7 +1005,7 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
       tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
     }
   }
-  chunk_ready(a, c, 1, lane, c == 0 || a.kind == 1);
+  chunk_ready(a, c, 1, lane, first);
   if (lane == 0) {
     tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
     bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
@@ -1073,12 +1074,12 @@ static __device__ __forceinline__ void producer_role(const ScanArgs &a, int pt) 
       produce_kvw(a, c, lane);
   } else if (a.kind == 1) {
     if (warp == 3 && a.tail && a.nchunks > 0) // the last chunk, which this CTA outputs
-      produce_qp(a, a.nchunks - 1, 2, 0, lane);
+      produce_qp(a, a.nchunks - 1, 2, 0, true, lane);
     else if (lane == 0 && warp < 3)
       hand_out(a, warp - 1);
   } else if (warp == 1) {
     for (int c = 0; c < a.nout; ++c)
-      produce_qp(a, c, c % 3, c / 3, lane);
+      produce_qp(a, c, c % 3, c / 3, c == 0, lane);
   }
 }
 
