@@ -466,19 +466,67 @@ static __device__ __forceinline__ void tile_out(u32 tile, u16 *dst, int i) {
   }
 }
 
+// Row r of an [n][8] fp32 array in shared memory, in two 16-byte loads:
+// the CUDA-core rungs below read whole rows this way, so that their sums
+// wait on a few wide loads issued together rather than on one narrow load
+// per multiply-add.
+static __device__ __forceinline__ void row8(const float *src, int r, float (&x)[8]) {
+  const float4 lo = *(const float4 *)(src + 8 * r), hi = *(const float4 *)(src + 8 * r + 4);
+  x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w;
+  x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
+}
+
 // Column j of the inverse of one unit lower triangular 8 x 8 block of I + A
-// by forward substitution in fp32, rounded to fp16 (the ladder's first rung).
-static __device__ __forceinline__ void forward_subst(const float *s_a8, float *s_d8, int blk, int j) {
+// by forward substitution in fp32, rounded to fp16 (the ladder's first
+// rung): into s_d8, and into d for the merge that follows. Each sum runs
+// over m < i; x[m] is 0 for m < j, so the terms before the reference's
+// first (m = j) add exact zeros to a zero sum.
+static __device__ __forceinline__ void forward_subst(const float *s_a8, float *s_d8, int blk, int j,
+                                                     float (&d)[8]) {
   float x[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    float sum = 0.f;
+    float a[8], sum = 0.f;
+    row8(s_a8, 8 * blk + i, a);
 #pragma unroll
     for (int m = 0; m < i; ++m)
-      if (m >= j)
-        sum += s_a8[(8 * blk + i) * 8 + m] * x[m];
+      sum += a[m] * x[m];
     x[i] = i < j ? 0.f : (i == j ? 1.f : -sum);
-    s_d8[(8 * blk + i) * 8 + j] = round_f16(x[i]);
+    d[i] = round_f16(x[i]);
+    s_d8[(8 * blk + i) * 8 + j] = d[i];
+  }
+}
+
+// The merge of blocks 2p and 2p + 1 into a 16 x 16 block (the rung to 16),
+// on the CUDA cores: its products are 8 x 8 x 8, a sixty-fourth of the
+// tensor-core product a rung issues, and skipping that product also skips
+// its waits, staging and barriers. Lane j of block 2p holds column j of that
+// block's D8 (du) and forms column j of the lower-left block,
+//   Z = fp16(C du),  L = fp16(0 - D8(2p + 1) Z),
+// from C = fp16(A) of rows 2p + 1, columns 2p (s_c8, [4][8][8]) and the
+// other block's D8, which lanes of the same warp have just stored (the
+// caller's __syncwarp). The same rounding points as a tensor-core rung;
+// each sum is fp32 in index order.
+static __device__ __forceinline__ void merge16(const float (&du)[8], const float *s_c8,
+                                               const float *s_d8, float *s_l8, int pair, int j) {
+  float z[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    float c[8], acc = 0.f;
+    row8(s_c8, 8 * pair + i, c);
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+      acc += c[m] * du[m];
+    z[i] = round_f16(acc);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    float dl[8], acc = 0.f;
+    row8(s_d8, 16 * pair + 8 + i, dl);
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+      acc += dl[m] * z[m];
+    s_l8[(8 * pair + i) * 8 + j] = round_f16(0.f - acc);
   }
 }
 
@@ -547,31 +595,46 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
 }
 
 // T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
-// A arrives in shared memory (fragment order, and its diagonal 8 x 8 blocks
-// in s_a8). D holds the block-diagonal inverse so far, exact in fp16 (da:
-// fp16 pairs, store_f16_pairs); each rung merges pairs of blocks of size b:
+// A arrives in shared memory (fragment order; its diagonal 8 x 8 blocks in
+// s_a8, the blocks below them that the rung to 16 merges, as fp16, in
+// s_c8). The first two rungs run on the CUDA cores (forward_subst, merge16,
+// the lower-left blocks into s_l8); then D holds the 16 x 16 block-diagonal
+// inverse, exact in fp16 (da: fp16 pairs, store_f16_pairs), and each
+// tensor-core rung merges pairs of blocks of size b:
 // Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
 static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
-                                              float *s_d8, u32 sd, u32 sz, u32 sp, u16 *p,
-                                              u16 *w, int wt, u32 bid TRACE(, u64 *st)) {
+                                              float *s_d8, const float *s_c8, float *s_l8, u32 sd,
+                                              u32 sz, u32 sp, u16 *p, u16 *w, int wt,
+                                              u32 bid TRACE(, u64 *st)) {
   float c[32], z[32];
   u32 ca[16], da[16];
-  // Half the warpgroup substitutes; the other half sends P, staged at sp,
-  // to the workspace meanwhile (D takes those bytes after the barrier).
-  if (wt < 64)
-    forward_subst(s_a8, s_d8, wt >> 3, wt & 7);
-  else
+  // Half the warpgroup inverts and merges (warp 0 blocks 0-3, warp 1
+  // blocks 4-7: a merged pair within one warp); the other half sends P,
+  // staged at sp, to the workspace meanwhile (D takes those bytes after the
+  // barrier).
+  if (wt < 64) {
+    float du[8];
+    forward_subst(s_a8, s_d8, wt >> 3, wt & 7, du);
+    TRACE(TRACE_STEP(st, 5);)
+    __syncwarp(); // the lower blocks' D8 is stored
+    if (((wt >> 3) & 1) == 0)
+      merge16(du, s_c8, s_d8, s_l8, wt >> 4, wt & 7);
+  } else {
     tile_out(sp, p, wt - 64);
+  }
   bar_sync(bid, 128);
-  TRACE(TRACE_STEP(st, 5);)
+  TRACE(TRACE_STEP(st, 6);)
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) { // D8, fp16 values already: packing is exact
+  for (int r = 0; r < 32; r += 2) { // D16, fp16 values already: packing is exact
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    const bool on = (t >> 3) == (s >> 3); // s and s + 1 share their block
-    da[r >> 1] = pack_f16(on ? s_d8[t * 8 + (s & 7)] : 0.f, on ? s_d8[t * 8 + (s & 7) + 1] : 0.f);
+    // s and s + 1 share their 8-column block: D8 on it, L below it
+    const bool diag = (t >> 3) == (s >> 3), low = (s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1;
+    const float *src = diag ? s_d8 + t * 8 + (s & 7) : s_l8 + ((t >> 4) * 8 + (t & 7)) * 8 + (s & 7);
+    const float2 v = diag || low ? *(const float2 *)src : make_float2(0.f, 0.f);
+    da[r >> 1] = pack_f16(v.x, v.y);
   }
 #pragma unroll
-  for (int b = 8; b <= 32; b *= 2) {
+  for (int b = 16; b <= 32; b *= 2) {
     store_f16_pairs(da, sd, wt);
     fence_proxy_async();
     bar_sync(bid, 128);
@@ -631,7 +694,7 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
       da[r >> 1] = pack_f16(f16_to_f32((u16)(da[r >> 1] & 0xFFFFu)) - z[r],
                             f16_to_f32((u16)(da[r >> 1] >> 16)) - z[r + 1]);
     bar_sync(bid, 128); // every wgmma has read sd and sz before the next rung
-    TRACE(TRACE_STEP(st, 6 + (b == 16) + 2 * (b == 32));)
+    TRACE(TRACE_STEP(st, 6 + b / 16);)
   }
   store_f16_pairs(da, sd, wt); // the last D; sd is free
   bar_sync(bid, 128);
@@ -655,9 +718,10 @@ struct PrepArgs {
 // (docs/numerics.md, "Prepare"): g, P = bf16(decayed, masked Q K^T) and
 // W = bf16((I + A)^-1 diag(beta)), written to the workspace slot of the
 // chunk. One warpgroup forms QK and KK, then P, A and the inverse ladder
-// 8 -> 16 -> 32 -> 64 on fp16 tensor-core products. Once QK and KK are
-// formed, the q and k tiles are dead and their bytes hold A and the ladder's
-// operands, which keeps a unit small (37640 bytes from `base`).
+// 8 -> 16 -> 32 -> 64 (the rung to 16 on the CUDA cores, the others as fp16
+// tensor-core products). Once QK and KK are formed, the q and k tiles are
+// dead and their bytes hold A and the ladder's operands, which keeps a unit
+// small (39688 bytes from `base`).
 // The warpgroup synchronises on named barrier `bid` alone, so that several
 // units can share a CTA.
 //
@@ -680,12 +744,14 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
         u64 *st = tid == 0 && slot * Ho + h < GDN_TRACE_UNITS ? gdn_trace_unit_step[slot * Ho + h] : 0;)
   const int L = min(64, eos - t0);
   const int hq = h * a.Hq / Ho, hk = h * a.Hk / Ho;
-  const u32 sq = base + 0u, sk = base + 16384u, bar = base + 37632u;
+  const u32 sq = base + 0u, sk = base + 16384u, bar = base + 39680u;
   const u32 sa = sq, sd = sk, sz = sk + 8192u; // reuse once QK and KK are formed
   float *s_g = (float *)(gbase + 32768), *s_b = (float *)(gbase + 33024);
   float *s_gi = (float *)(gbase + 33280); // 1 / g_s, one reciprocal per column
   float *s_a8 = (float *)(gbase + 33536); // [64][8] diagonal blocks of A
   float *s_d8 = (float *)(gbase + 35584); // [64][8] their inverses, D8
+  float *s_c8 = (float *)(gbase + 37632); // [4][8][8] the blocks below them, fp16(A)
+  float *s_l8 = (float *)(gbase + 38656); // [4][8][8] D16's lower-left blocks
   const i64 row = (i64)(slot * Ho + h) * 64;
   float *ws_g = a.ws_g;
   // alpha and beta first: their latency runs under the barrier set-up and
@@ -793,11 +859,13 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     const int t = acc64_row(wt, r), s = acc64_col(wt, r);
     if ((t >> 3) == (s >> 3))
       s_a8[t * 8 + (s & 7)] = kk[r];
+    else if ((s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1) // C of the rung to 16
+      s_c8[((t >> 4) * 8 + (t & 7)) * 8 + (s & 7)] = round_f16(kk[r]);
   }
   frag_store(sa, kk, wt);
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 4);)
-  ladder(sa, s_b, s_a8, s_d8, sd, sz, sk, a.ws_p + row * 64, a.ws_w + row * 64, wt, bid TRACE(, st));
+  ladder(sa, s_b, s_a8, s_d8, s_c8, s_l8, sd, sz, sk, a.ws_p + row * 64, a.ws_w + row * 64, wt, bid TRACE(, st));
   TRACE(if (tid == 0 && slot * Ho + h < GDN_TRACE_UNITS) {
     gdn_trace_unit[slot * Ho + h][0] = t_start;
     gdn_trace_unit[slot * Ho + h][1] = trace_now();
@@ -1639,7 +1707,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
   const int P = (int)gridDim.x - scans, runners = 2 * P; // split: runners
   const int wg = (int)threadIdx.x / 128, wt = (int)threadIdx.x % 128;
   const u32 raw = smem_u32(smem_raw), base0 = (raw + 1023u) & ~1023u;
-  const u32 base = base0 + (u32)wg * 37888u, bid = 1u + (u32)wg;
+  const u32 base = base0 + (u32)wg * 39936u, bid = 1u + (u32)wg;
   if (b < scans) {
     const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
     ScanArgs a;

@@ -223,7 +223,8 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
            k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
            b = carve(&off, 256, 16), gi = carve(&off, 256, 16), a8 = carve(&off, 2048, 16),
-           d8 = carve(&off, 2048, 16), bar = carve(&off, 8, 8);
+           d8 = carve(&off, 2048, 16), c8 = carve(&off, 1024, 16), l8 = carve(&off, 1024, 16),
+           bar = carve(&off, 8, 8);
   *ki = (KernelInfo){"gdn_prepare", 128, off + 1024};
   emit_fence_acq_rel_gpu(p);
   emit_st_relaxed_gpu(p);
@@ -244,7 +245,7 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
     const char *name;
     uint32_t v;
   } nums[] = {{"Q_OFF", q}, {"K_OFF", k}, {"G_OFF", g}, {"B_OFF", b}, {"GI_OFF", gi}, {"A8_OFF", a8},
-              {"D8_OFF", d8}, {"BAR_OFF", bar}, {"QK_BYTES", 2 * tile_bytes(&TILE_QK)},
+              {"D8_OFF", d8}, {"C8_OFF", c8}, {"L8_OFF", l8}, {"BAR_OFF", bar}, {"QK_BYTES", 2 * tile_bytes(&TILE_QK)},
               {"Z_IN_K", tile_bytes(&TILE_D)}, {"UNIT_BYTES", off}, {"OUT_ROW", OUT_ROW},
               {"CTAS_PER_SM", PREPARE_CTAS_PER_SM}};
   for (size_t i = 0; i < COUNT_OF(nums); i++)
