@@ -476,6 +476,18 @@ static __device__ __forceinline__ void row8(const float *src, int r, float (&x)[
   x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
 }
 
+// sum_{m < n} src[r][m] x[m] in fp32, in index order, from row r of an
+// [n][8] array in shared memory.
+static __device__ __forceinline__ float row_dot8(const float *src, int r, const float (&x)[8],
+                                                 int n) {
+  float a[8], sum = 0.f;
+  row8(src, r, a);
+#pragma unroll
+  for (int m = 0; m < n; ++m)
+    sum += a[m] * x[m];
+  return sum;
+}
+
 // Column j of the inverse of one unit lower triangular 8 x 8 block of I + A
 // by forward substitution in fp32, rounded to fp16 (the ladder's first
 // rung): into s_d8, and into d for the merge that follows. Each sum runs
@@ -486,11 +498,7 @@ static __device__ __forceinline__ void forward_subst(const float *s_a8, float *s
   float x[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    float a[8], sum = 0.f;
-    row8(s_a8, 8 * blk + i, a);
-#pragma unroll
-    for (int m = 0; m < i; ++m)
-      sum += a[m] * x[m];
+    const float sum = row_dot8(s_a8, 8 * blk + i, x, i);
     x[i] = i < j ? 0.f : (i == j ? 1.f : -sum);
     d[i] = round_f16(x[i]);
     s_d8[(8 * blk + i) * 8 + j] = d[i];
@@ -511,23 +519,11 @@ static __device__ __forceinline__ void merge16(const float (&du)[8], const float
                                                const float *s_d8, float *s_l8, int pair, int j) {
   float z[8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    float c[8], acc = 0.f;
-    row8(s_c8, 8 * pair + i, c);
+  for (int i = 0; i < 8; ++i)
+    z[i] = round_f16(row_dot8(s_c8, 8 * pair + i, du, 8));
 #pragma unroll
-    for (int m = 0; m < 8; ++m)
-      acc += c[m] * du[m];
-    z[i] = round_f16(acc);
-  }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    float dl[8], acc = 0.f;
-    row8(s_d8, 16 * pair + 8 + i, dl);
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-      acc += dl[m] * z[m];
-    s_l8[(8 * pair + i) * 8 + j] = round_f16(0.f - acc);
-  }
+  for (int i = 0; i < 8; ++i)
+    s_l8[(8 * pair + i) * 8 + j] = round_f16(0.f - row_dot8(s_d8, 16 * pair + 8 + i, z, 8));
 }
 
 // D's registers as fp16 pairs, in the accumulator layout: pair i holds
