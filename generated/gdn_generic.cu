@@ -506,9 +506,9 @@ static __device__ __forceinline__ void forward_subst(const float *s_a8, float *s
 }
 
 // The merge of blocks 2p and 2p + 1 into a 16 x 16 block (the rung to 16),
-// on the CUDA cores: its products are 8 x 8 x 8, a sixty-fourth of the
-// tensor-core product a rung issues, and skipping that product also skips
-// its waits, staging and barriers. Lane j of block 2p holds column j of that
+// on the CUDA cores: its products are four 8 x 8 x 8 ones, 1/128 of the
+// 64 x 64 x 64 product a tensor-core rung issues, and skipping that product
+// also skips its waits, staging and barriers. Lane j of block 2p holds column j of that
 // block's D8 (du) and forms column j of the lower-left block,
 //   Z = fp16(C du),  L = fp16(0 - D8(2p + 1) Z),
 // from C = fp16(A) of rows 2p + 1, columns 2p (s_c8, [4][8][8]) and the

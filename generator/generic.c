@@ -245,8 +245,9 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
     const char *name;
     uint32_t v;
   } nums[] = {{"Q_OFF", q}, {"K_OFF", k}, {"G_OFF", g}, {"B_OFF", b}, {"GI_OFF", gi}, {"A8_OFF", a8},
-              {"D8_OFF", d8}, {"C8_OFF", c8}, {"L8_OFF", l8}, {"BAR_OFF", bar}, {"QK_BYTES", 2 * tile_bytes(&TILE_QK)},
-              {"Z_IN_K", tile_bytes(&TILE_D)}, {"UNIT_BYTES", off}, {"OUT_ROW", OUT_ROW},
+              {"D8_OFF", d8}, {"C8_OFF", c8}, {"L8_OFF", l8}, {"BAR_OFF", bar},
+              {"QK_BYTES", 2 * tile_bytes(&TILE_QK)}, {"Z_IN_K", tile_bytes(&TILE_D)},
+              {"UNIT_BYTES", off}, {"OUT_ROW", OUT_ROW},
               {"CTAS_PER_SM", PREPARE_CTAS_PER_SM}};
   for (size_t i = 0; i < COUNT_OF(nums); i++)
     slot_add(&sl, nums[i].name, "%u", nums[i].v);
