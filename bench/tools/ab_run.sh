@@ -1,16 +1,18 @@
 #!/bin/bash
 # The A/B of bench/tools/ab_build.sh, on the GPU machine: the GDN cases of
-# each build, then its C benchmark, the builds taking turns twice so that
-# drift shows.   bench/tools/ab_run.sh [ITERS [ROW]]
+# each build, then its C benchmark, the builds taking turns (twice unless
+# AB_PASSES says) so that drift shows.   bench/tools/ab_run.sh [ITERS [ROW]]
 # With AB_TRACE=DIR, each build whose gdn_bench has --trace (docs/trace.md)
 # then writes its timelines to DIR/<build>.csv and their report to
 # DIR/<build>.md (the trace kernels are compiled by NVRTC there).
 # Every binary runs under a limit of AB_TIMEOUT seconds (default 120): a
 # build whose kernel hangs costs that much and is reported, and the other
-# builds still run. AB_DIR: the builds (default build/ab).
+# builds still run. AB_DIR: the builds (default build/ab). AB_PASSES: how
+# many times the builds take turns (default 2; more to settle a small
+# difference).
 set -uo pipefail
 iters=${1:-200} row=${2:-}
-dir=${AB_DIR:-build/ab} limit=${AB_TIMEOUT:-120}
+dir=${AB_DIR:-build/ab} limit=${AB_TIMEOUT:-120} passes=${AB_PASSES:-2}
 # run CMD...: CMD under the limit; a line saying so if it was stopped.
 run() {
   timeout "$limit" "$@"
@@ -21,7 +23,7 @@ run() {
 for d in "$dir"/*/; do
   echo "== $(basename "$d"): $(run "$d/gpu_gdn" | tail -1)"
 done
-for pass in 1 2; do
+for pass in $(seq 1 "$passes"); do
   for d in "$dir"/*/; do
     echo "== pass $pass: $(basename "$d")"
     run "$d/gdn_bench" "$iters" $row
