@@ -1627,6 +1627,16 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   (a).mo = &map_o, (a).q = q, (a).k = k, (a).v = v, (a).ws_g = ws_g, (a).ws_f = (flags), \
   (a).o = o, (a).Ho = Ho, (a).Hq = Hq, (a).Hk = Hk, (a).Hv = Hv, (a).scale = scale
 
+// A scan CTA's role (0 whole, 1 a split pair's chain, 2 its output), whether
+// the chain CTA outputs the last chunk itself (`tail`), and the hand-off
+// slots that follow from the role: a split output CTA 4, a chain
+// CTA 2^2, a whole CTA its own two.
+static __device__ __forceinline__ void scan_kind(ScanArgs &a, int kind, int tail) {
+  a.kind = kind, a.tail = tail;
+  a.nh = kind == 2 ? 4 : 2;
+  a.hs = kind == 1 ? 2 : 1;
+}
+
 // The parameters of gdn_scan and gdn_scan_pairs (runtime/launch.c passes
 // the same list to either).
 #define SCAN_PARAMS                                                                       \
@@ -1643,7 +1653,7 @@ gdn_scan(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
   SCAN_ARGS_COMMON(a, 0);
-  a.kind = 0, a.tail = 0, a.nh = 2, a.hs = 1;
+  scan_kind(a, 0, 0);
   a.v0 = 64 * blockIdx.x, a.h = blockIdx.y;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
 }
@@ -1659,9 +1669,7 @@ gdn_scan_pairs(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   ScanArgs a;
   SCAN_ARGS_COMMON(a, 0);
-  a.kind = 1 + (int)(blockIdx.x & 1), a.tail = 1;
-  a.nh = a.kind == 2 ? 4 : 2;
-  a.hs = a.kind == 1 ? 2 : 1;
+  scan_kind(a, 1 + (int)(blockIdx.x & 1), 1);
   a.v0 = 64 * (int)(blockIdx.x >> 1), a.h = blockIdx.y;
   scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
 }
@@ -1708,9 +1716,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
     ScanArgs a;
     SCAN_ARGS_COMMON(a, ws_f);
-    a.kind = split ? 1 + (b & 1) : 0, a.tail = 0;
-    a.nh = a.kind == 2 ? 4 : 2;
-    a.hs = a.kind == 1 ? 2 : 1;
+    scan_kind(a, split ? 1 + (b & 1) : 0, 0);
     a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho;
     scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, s / (2 * Ho));
   } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup

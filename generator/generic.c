@@ -579,8 +579,6 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
   uint32_t stride = (prep->smem - 1024 + 1023) / 1024 * 1024;
   uint32_t units = FUSED_UNITS * stride + 1024;
   *ki = (KernelInfo){"gdn_fused", 384, units > scan->smem ? units : scan->smem};
-  ScanLayout l;
-  scan_layout(&l);
   if (SPLIT_UNITS * stride + 1024 > ki->smem)
     return diag_fail(d, "gdn_fused's %d split runners a prepare CTA need %u bytes of shared "
                         "memory, more than its %u",
@@ -593,8 +591,6 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
   slot_add(&sl, "SPLIT_RUNNER", SPLIT_RUNNER_FMT, SPLIT_UNITS);
   slot_add(&sl, "SPLIT_UNITS", "%d", SPLIT_UNITS);
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
-  slot_add(&sl, "OUT_SLOTS", "%d", SPLIT_OUT_SLOTS);
-  slot_add(&sl, "CHAIN_SLOTS_LOG2", "%d", SPLIT_CHAIN_SLOTS_LOG2);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
   int rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
   slots_free(&sl);
