@@ -296,6 +296,11 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
                :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
+static __device__ __forceinline__ void bulk_prefetch_l2(const void *src, u32 bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
+               :: "l"(src), "r"(bytes) : "memory");
+}
+
 static __device__ __forceinline__ void tma_store_3d(const TmaMap *map, u32 src, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
                " [%0, {%2, %3, %4}], [%1];"
@@ -901,7 +906,19 @@ struct ScanArgs {
   const float *ws_g;
   unsigned *ws_f; // ready flags, when prepare units run alongside; else null
   u16 *o;
-  int v0, h, seq, Ho, Hq, Hk, Hv, hq, hk, hv, bos, eos, slot0, nchunks;
+  const float *h0; // the initial states, or null
+  float *ht;       // the final states, or null
+  const int *cu_seqlens;
+  int T, v0, h, Ho, Hq, Hk, Hv, hq, hk, hv;
+  // The CTA's items (scan_items): rank items[i] (sequence seqof[rank]); without
+  // the list, rank lane + i lanes (the sequence of the same index).
+  const int *items, *seqof;
+  int nitems, lane, lanes;
+  // The current item (scan_item): its sequence, bounds and first chunk slot,
+  // and where its chunks fall in the rings: g0 chunks of earlier items came
+  // before it, and its short chunk, if any, completes the tail barriers in
+  // phase tph (earlier items' short chunks completed the others).
+  int seq, bos, eos, slot0, nchunks, g0, tph;
   int kind; // 0: the whole scan; a split pair's 1: chain CTA, 2: output CTA
   int tail; // a split chain CTA outputs the last chunk itself (gdn_scan_pairs)
   int nout; // chunks the output warpgroups take: all, or with `tail` all but the last
@@ -910,33 +927,80 @@ struct ScanArgs {
   float scale;
   u32 base, bar;
   unsigned char *gbase;
-  TRACE(int cta;) // (rank * Ho + head) * 2 + half: the CTA's index in gdn_scan's order
+  TRACE(int cta;) // (rank * Ho + head) * 2 + half: the item's index in gdn_scan's order
 };
 
-// The sequence this CTA scans. z is a rank: in a batch of up to
-// 128 sequences, rank z is the z-th longest (ties by index), so the
-// longest chains start first and the short ones fill in behind them; larger
-// batches keep their order. Every CTA computes the same permutation from
-// cu_seqlens on the device (the host never reads it).
-static __device__ __forceinline__ int scan_order(const int *cu_seqlens, int *s_cu, int T, int N,
-                                                 int z, int tid) {
+// The sequences this CTA scans, one after another: lane z of L. In a batch
+// of up to 128 sequences, ranks go by length (the longest first,
+// ties by index), and each rank in turn goes to the lane with the least
+// work so far (in half chunks: its chunks and half of one for the start
+// and end of an item), ties to the lowest lane, so that with L = N lane z
+// scans rank z alone. In larger batches lane z takes sequences z, z + L,
+// ... in their order. Every CTA computes the same lists from cu_seqlens on
+// the device (the host never reads it).
+static __device__ __forceinline__ void scan_items(ScanArgs &a, int N, int L, int z, int tid) {
+  a.lane = z, a.lanes = L, a.items = 0, a.seqof = 0;
+  a.nitems = z < N ? (N - z + L - 1) / L : 0;
   if (N == 1 || N > 128)
-    return z;
+    return;
+  int *cu = (int *)(a.gbase + 227536), *seqof = cu + 128 + 1;
+  int *list = seqof + 128;
   for (int i = tid; i <= N; i += (int)blockDim.x)
-    s_cu[i] = seq_bound(cu_seqlens, i, T);
+    cu[i] = seq_bound(a.cu_seqlens, i, a.T);
   __syncthreads();
   if (tid < N) {
-    const int len = s_cu[tid + 1] - s_cu[tid];
+    const int len = cu[tid + 1] - cu[tid];
     int rank = 0;
     for (int j = 0; j < N; ++j) {
-      const int lj = s_cu[j + 1] - s_cu[j];
+      const int lj = cu[j + 1] - cu[j];
       rank += lj > len || (lj == len && j < tid);
     }
-    if (rank == z)
-      s_cu[128 + 1] = tid;
+    seqof[rank] = tid;
   }
   __syncthreads();
-  return s_cu[128 + 1];
+  if (L < N && tid < 32) { // warp 0: lane tid + 32 i's work in load[i], a search per rank
+    u32 load[4] = {0u, 0u, 0u, 0u};
+    int n = 0;
+    for (int r = 0; r < N; ++r) {
+      const int s = seqof[r], w = 2 * ((cu[s + 1] - cu[s] + 63) / 64) + 1;
+      u32 best = 0xffffffffu; // least load, then lowest lane: load << 7 | lane
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (tid + 32 * i < L)
+          best = min(best, min(load[i], (1u << 25) - 1u) << 7 | (u32)(tid + 32 * i));
+      best = __reduce_min_sync(0xffffffffu, best);
+      const int j = (int)(best & 127u);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (j == tid + 32 * i)
+          load[i] += (u32)w;
+      if (j == z) {
+        if (tid == 0)
+          list[n] = r;
+        ++n;
+      }
+    }
+    if (tid == 0)
+      list[128] = n;
+  }
+  __syncthreads();
+  if (L < N) // else lane z scans rank z alone
+    a.items = list, a.nitems = list[128];
+  a.seqof = seqof;
+}
+
+// Item i of the CTA's list into `a`, which holds item i - 1 (or, for i = 0,
+// nothing: g0 = tph = nchunks = 0).
+static __device__ __forceinline__ void scan_item(ScanArgs &a, int i) {
+  if (i > 0)
+    a.g0 += a.nchunks, a.tph ^= (int)((a.eos - a.bos) % 64 != 0);
+  const int r = a.items ? a.items[i] : a.lane + i * a.lanes;
+  a.seq = a.seqof ? a.seqof[r] : r;
+  a.bos = seq_bound(a.cu_seqlens, a.seq, a.T), a.eos = seq_bound(a.cu_seqlens, a.seq + 1, a.T);
+  a.slot0 = a.bos / 64 + a.seq; // as gdn_prepare numbers the slots
+  a.nchunks = (a.eos - a.bos + 63) / 64;
+  a.nout = a.tail ? a.nchunks - 1 : a.nchunks;
+  TRACE(a.cta = (r * a.Ho + a.h) * 2 + a.v0 / 64;)
 }
 
 // Shared memory: rings of stages, the hand-off slots, barriers (a table of
@@ -968,15 +1032,17 @@ static __device__ __forceinline__ u32 hand_slot(const ScanArgs &a, int j) {
                : (a.kind == 1 ? QP(a, 0) : KVW(a, 0)) + (u32)(j - 2) * 24576u;
 }
 
-// The copies of chunk c, by warpgroup 2: warp 0 fills stage c % 3 of the
-// k/v/W ring once warpgroup 0 is done with it, warp 1 stage c % 3 of the
-// q/P ring once warpgroup 1 is, so neither ring waits for the other. Lane 0
-// issues the TMA loads; every lane arrives on the stage's full barrier. The
-// last chunk of a sequence, if short, also comes by TMA, which reads rows of
-// the next sequence (TMA clips only at the tensor's end): the warp zeroes
-// those rows before the stage is published, so no value crosses the
-// boundary. A sequence has one short chunk at most, so each tail barrier
-// completes once, in phase 0.
+// The copies of chunk c of the current item, the g-th chunk of the CTA
+// (g = g0 + c), by warpgroup 2: warp 0 fills stage g % 3 of the k/v/W ring
+// once warpgroup 0 is done with it, warp 1 stage g % 3 of the q/P ring once
+// warpgroup 1 is, so neither ring waits for the other, and the copies of a
+// CTA's next item go out while its current one ends. Lane 0 issues the TMA
+// loads; every lane arrives on the stage's full barrier. The last chunk of
+// a sequence, if short, also comes by TMA, which reads rows of the next
+// sequence (TMA clips only at the tensor's end): the warp zeroes those rows
+// before the stage is published, so no value crosses the boundary. A
+// sequence has one short chunk at most, so each tail barrier completes once
+// an item at most, in phase tph.
 // Chunk c's workspace tiles are written. Without flags, a warp's first
 // chunk waits for the whole gdn_prepare grid (griddepcontrol.wait), after
 // the loads of its k, v and q tiles are issued: they do not depend on prepare.
@@ -1001,12 +1067,12 @@ static __device__ __forceinline__ void chunk_ready(const ScanArgs &a, int c, int
 }
 
 static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int lane) {
-  const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
+  const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0), g = a.g0 + c;
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
-  const u32 kvw = KVW(a, c % 3);
+  const u32 kvw = KVW(a, g % 3);
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u, sgk = kvw + 32768u;
   const int hk = a.hk, hv = a.hv, v0 = a.v0;
-  mbar_wait(KVW_EMPTY(a, c % 3), ((c / 3) & 1) ^ 1); // warpgroup 0 is done with chunk c - 3
+  mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1); // warpgroup 0 is done with chunk g - 3
   if (L < 64) {
     if (lane == 0) {
       const u32 bar = TAIL_KV(a);
@@ -1015,12 +1081,12 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
     }
-    mbar_wait(TAIL_KV(a), 0);
+    mbar_wait(TAIL_KV(a), (u32)a.tph);
     zero_rows_qk32(sk, L, lane);
     zero_rows_v32(sv, L, lane);
     fence_proxy_async();
   }
-  const u32 bar = KVW_FULL(a, c % 3); // every lane arrives: each publishes its own zeros
+  const u32 bar = KVW_FULL(a, g % 3); // every lane arrives: each publishes its own zeros
   if (lane == 0) { // k and v first: they do not wait for the workspace
     mbar_expect_tx(bar, L == 64 ? 33280u : 8704u);
     if (L == 64) {
@@ -1029,7 +1095,7 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
     }
   }
-  chunk_ready(a, c, 0, lane, c == 0);
+  chunk_ready(a, c, 0, lane, g == 0);
   if (lane == 0) {
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
@@ -1038,8 +1104,8 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   }
 }
 
-// Chunk c's q and P into q/P stage s, for the stage's use-th time (c % 3
-// and c / 3 in the ring; a split chain CTA loads its last chunk's into the
+// Chunk c's q and P into q/P stage s, for the stage's use-th time (g % 3
+// and g / 3 in the ring; a split chain CTA loads its last chunk's into the
 // ring's stage 2, which its hand-off slots leave free). `first`: the warp's
 // first chunk (chunk_ready).
 static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int s, int use,
@@ -1057,7 +1123,7 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
       tma_load_3d(sq + 0u, a.mq, 0 + 0, hq, t0 + 0, bar);
       tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
     }
-    mbar_wait(TAIL_Q(a), 0);
+    mbar_wait(TAIL_Q(a), (u32)a.tph);
     zero_rows_qk32(sq, L, lane);
     fence_proxy_async();
   }
@@ -1128,22 +1194,32 @@ static __device__ __forceinline__ void hand_in(const ScanArgs &a, int landed) {
   }
 }
 
-static __device__ __forceinline__ void producer_role(const ScanArgs &a, int pt) {
+// A split pair's CTAs have one item; a whole CTA's warp 0 also brings the
+// initial state of each item after the first into L2 as it starts that
+// item's copies, a chunk or two before warpgroup 0 loads it.
+static __device__ __forceinline__ void producer_role(ScanArgs a, int pt) {
   const int warp = pt >> 5, lane = pt & 31;
-  if (a.kind == 2 && warp != 1) {
-    if (lane == 0 && warp != 3)
-      hand_in(a, warp == 0);
-  } else if (warp == 0) {
-    for (int c = 0; c < a.nchunks; ++c)
-      produce_kvw(a, c, lane);
-  } else if (a.kind == 1) {
-    if (warp == 3 && a.tail && a.nchunks > 0) // the last chunk, which this CTA outputs
-      produce_qp(a, a.nchunks - 1, 2, 0, true, lane);
-    else if (lane == 0 && warp < 3)
-      hand_out(a, warp - 1);
-  } else if (warp == 1) {
-    for (int c = 0; c < a.nout; ++c)
-      produce_qp(a, c, c % 3, c / 3, c == 0, lane);
+  for (int i = 0; i < a.nitems; ++i) {
+    scan_item(a, i);
+    if (a.kind == 2 && warp != 1) {
+      if (lane == 0 && warp != 3)
+        hand_in(a, warp == 0);
+    } else if (warp == 0) {
+      if (i > 0 && a.h0 && lane == 0)
+        bulk_prefetch_l2(a.h0 + (((i64)a.seq * a.Ho + a.h) * 128 + a.v0) * 128, 64u * 128u * 4u);
+      for (int c = 0; c < a.nchunks; ++c)
+        produce_kvw(a, c, lane);
+    } else if (a.kind == 1) {
+      if (warp == 3 && a.tail && a.nchunks > 0) // the last chunk, which this CTA outputs
+        produce_qp(a, a.nchunks - 1, 2, 0, true, lane);
+      else if (lane == 0 && warp < 3)
+        hand_out(a, warp - 1);
+    } else if (warp == 1) {
+      for (int c = 0; c < a.nout; ++c) {
+        const int g = a.g0 + c;
+        produce_qp(a, c, g % 3, g / 3, g == 0, lane);
+      }
+    }
   }
 }
 
@@ -1167,8 +1243,8 @@ static __device__ __forceinline__ void hand_load(u32 src, u32 *x, int n, int wt)
 // bf16(U) handed to warpgroup 1 through hand-off slot hj.
 static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArgs &a, int c,
                                                    int wt) {
-  const int hj = c & ((1 << a.hs) - 1), hp = (c >> a.hs) & 1; // hand-off slot, phase
-  const u32 kvw = KVW(a, c % 3), hand = hand_slot(a, hj);
+  const int g = a.g0 + c, hj = g & ((1 << a.hs) - 1), hp = (g >> a.hs) & 1; // slot, phase
+  const u32 kvw = KVW(a, g % 3), hand = hand_slot(a, hj);
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u;
   const float *s_g = GEN(a, kvw + 32768u); // g, then g_L / g
   const int L = min(64, a.eos - (a.bos + 64 * c));
@@ -1354,7 +1430,7 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
 // its own 16-byte words, so no barrier), and releases nothing.
 static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, int wt, u32 nb,
                                                     int s, int use, bool own) {
-  const int j = own ? c & ((1 << a.hs) - 1) : c % a.nh;
+  const int g = a.g0 + c, j = own ? g & ((1 << a.hs) - 1) : g % a.nh;
   const u32 qp = QP(a, s), hand = hand_slot(a, j);
   const u32 so = qp + 0u; // O^T is staged in the q tile, dead once OP is formed
   const u32 sq = qp + 0u, sp = qp + 16384u;
@@ -1365,7 +1441,7 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   TRACE(const u64 t_ready = trace_now();)
   mbar_wait(QP_FULL(a, s), use & 1);
   if (!own)
-    mbar_wait_cluster(HAND_FULL(a, j), (c / a.nh) & 1); // filled by another CTA when split
+    mbar_wait_cluster(HAND_FULL(a, j), (g / a.nh) & 1); // filled by another CTA when split
   TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS - 2) {
     gdn_trace_out[a.cta][1 + c][0] = t_ready;
     gdn_trace_out[a.cta][1 + c][1] = trace_now();
@@ -1463,86 +1539,99 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   if (a.kind == 2) {
     if (wt == 0)
       bulk_wait_read_0();
-    mbar_arrive(QP_EMPTY(a, c % 3));
+    mbar_arrive(QP_EMPTY(a, g % 3));
   } else if (wt != 0) {
-    mbar_arrive(QP_EMPTY(a, c % 3));
+    mbar_arrive(QP_EMPTY(a, g % 3));
   } else {
     bulk_wait_read_1();
-    if (c > 0)
-      mbar_arrive(QP_EMPTY(a, (c - 1) % 3));
+    if (g > 0)
+      mbar_arrive(QP_EMPTY(a, (g - 1) % 3));
   }
 }
 
-static __device__ __forceinline__ void state_role(const ScanArgs &a, const float *h0, float *ht,
-                                                  int wt) {
-  float S[64]; // registers r, r + 1 hold adjacent columns: 8-byte accesses
+static __device__ __forceinline__ void state_role(ScanArgs a, int wt) {
+  for (int i = 0; i < a.nitems; ++i) {
+    scan_item(a, i);
+    const i64 state = ((i64)a.seq * a.Ho + a.h) * 128 * 128;
+    const float *h0 = a.h0 ? a.h0 + state : 0;
+    float *ht = a.ht ? a.ht + state : 0;
+    float S[64]; // registers r, r + 1 hold adjacent columns: 8-byte accesses
 #pragma unroll
-  for (int r = 0; r < 64; r += 2) {
-    const float2 x = h0 ? *(const float2 *)(h0 + (a.v0 + acc128_row(wt, r)) * 128 +
-                                            acc128_col(wt, r))
-                        : make_float2(0.f, 0.f);
-    S[r] = x.x, S[r + 1] = x.y;
-  }
-  // Trace rows of this CTA: 0 {start, end of the chain}, 1 + c {before and
-  // after chunk c's wait for its k/v/W stage}, the last {end of the output
-  // warpgroup's stores, chunks}.
-  TRACE(u64(*tr)[2] = a.cta < GDN_TRACE_CTAS && wt == 0 ? gdn_trace_scan[a.cta] : 0;
-        if (tr) tr[0][0] = trace_now();)
-  for (int c = 0; c < a.nchunks; ++c) {
-    TRACE(const u64 t_ready = tr ? trace_now() : 0;)
-    mbar_wait(KVW_FULL(a, c % 3), (c / 3) & 1);
-    TRACE(if (tr && c < GDN_TRACE_ROWS - 2) {
-      tr[1 + c][0] = t_ready;
-      tr[1 + c][1] = trace_now();
-    })
-    state_chunk(S, a, c, wt);
-    mbar_arrive(KVW_EMPTY(a, c % 3)); // every wgmma of this thread has read stage c % 3
-  }
-  TRACE(if (tr) tr[0][1] = trace_now();)
-  // With `tail`, the chain CTA outputs its sequence's last chunk itself,
-  // from the hand-off slot state_chunk filled, so that the sequence's end
-  // does not wait for a copy to the output CTA (about 2 us, against 1.2 in
-  // gdn_scan); the final state's stores go out while the output's TMA
-  // store runs.
-  const bool tail = a.tail && a.nchunks > 0;
-  if (tail)
-    output_chunk(a, a.nchunks - 1, wt, 2u, 2, 0, true);
-  if (ht) {
+    for (int r = 0; r < 64; r += 2) {
+      const float2 x = h0 ? *(const float2 *)(h0 + (a.v0 + acc128_row(wt, r)) * 128 +
+                                              acc128_col(wt, r))
+                          : make_float2(0.f, 0.f);
+      S[r] = x.x, S[r + 1] = x.y;
+    }
+    // Trace rows of this item: 0 {start, end of the chain}, 1 + c {before
+    // and after chunk c's wait for its k/v/W stage}, the last {end of the
+    // output warpgroup's stores, chunks}.
+    TRACE(u64(*tr)[2] = a.cta < GDN_TRACE_CTAS && wt == 0 ? gdn_trace_scan[a.cta] : 0;
+          if (tr) tr[0][0] = trace_now();)
+    for (int c = 0; c < a.nchunks; ++c) {
+      const int g = a.g0 + c;
+      TRACE(const u64 t_ready = tr ? trace_now() : 0;)
+      mbar_wait(KVW_FULL(a, g % 3), (g / 3) & 1);
+      TRACE(if (tr && c < GDN_TRACE_ROWS - 2) {
+        tr[1 + c][0] = t_ready;
+        tr[1 + c][1] = trace_now();
+      })
+      state_chunk(S, a, c, wt);
+      mbar_arrive(KVW_EMPTY(a, g % 3)); // every wgmma of this thread has read stage g % 3
+    }
+    TRACE(if (tr) tr[0][1] = trace_now();)
+    // With `tail`, the chain CTA outputs its sequence's last chunk itself,
+    // from the hand-off slot state_chunk filled, so that the sequence's end
+    // does not wait for a copy to the output CTA (about 2 us, against 1.2 in
+    // gdn_scan); the final state's stores go out while the output's TMA
+    // store runs.
+    const bool tail = a.tail && a.nchunks > 0;
+    if (tail)
+      output_chunk(a, a.nchunks - 1, wt, 2u, 2, 0, true);
+    if (ht) {
 #pragma unroll
-    for (int r = 0; r < 64; r += 2)
-      *(float2 *)(ht + (a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)) =
-          make_float2(S[r], S[r + 1]);
+      for (int r = 0; r < 64; r += 2)
+        *(float2 *)(ht + (a.v0 + acc128_row(wt, r)) * 128 + acc128_col(wt, r)) =
+            make_float2(S[r], S[r + 1]);
+    }
+    if (tail) {
+      if (wt == 0)
+        bulk_wait_0(); // the TMA store has read this CTA's memory
+      TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS) {
+        atomicMax(&gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0], trace_now());
+        gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][1] = (u64)a.nchunks;
+      })
+    }
   }
-  if (tail) {
-    if (wt == 0)
-      bulk_wait_0(); // the TMA store has read this CTA's memory
-    TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS) {
+}
+
+// Chunks first, first + step, ... of each item: every chunk, or every other
+// one where two output warpgroups take turns (a split output CTA).
+static __device__ __forceinline__ void output_role(ScanArgs a, int wt, int first, int step,
+                                                   u32 nb) {
+  for (int i = 0; i < a.nitems; ++i) {
+    scan_item(a, i);
+    for (int c = first; c < a.nout; c += step) {
+      const int g = a.g0 + c;
+      output_chunk(a, c, wt, nb, g % 3, g / 3, false);
+    }
+    // The end stamp: by the warpgroup of the last chunk it outputs, once its
+    // stores are done; in a split pair the later of that and the chain
+    // CTA's (the last chunk's).
+    TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && (a.kind == 0 || a.nout > first) &&
+              (a.nout - 1 - first) % step == 0) {
+      bulk_wait_0();
       atomicMax(&gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0], trace_now());
       gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][1] = (u64)a.nchunks;
     })
   }
-}
-
-// Chunks first, first + step, ...: every chunk, or every other one where
-// two output warpgroups take turns (a split output CTA).
-static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt, int first, int step,
-                                                   u32 nb) {
-  for (int c = first; c < a.nout; c += step)
-    output_chunk(a, c, wt, nb, c % 3, c / 3, false);
-  if (wt == 0 && a.nout > first) { // every store done before the CTA's memory goes
+  const int n = a.g0 + a.nout; // the CTA's chunks, and the last's q/P stage (n - 1) % 3
+  if (wt == 0 && n > first) { // every store done before the CTA's memory goes
     bulk_wait_0();
     if (step == 1)
-      mbar_arrive(QP_EMPTY(a, (a.nout - 1) % 3));
+      mbar_arrive(QP_EMPTY(a, (n - 1) % 3));
   }
-  // The end stamp: by the warpgroup of the last chunk it outputs; in a
-  // split pair the later of that and the chain CTA's (the last chunk's).
-  TRACE(if (wt == 0 && a.cta < GDN_TRACE_CTAS && (a.kind == 0 || a.nout > first) &&
-            (a.nout - 1 - first) % step == 0) {
-    atomicMax(&gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][0], trace_now());
-    gdn_trace_scan[a.cta][GDN_TRACE_ROWS - 1][1] = (u64)a.nchunks;
-  })
 }
-
 // gdn_scan: the state recurrence over the chunks of one sequence, for one
 // output head and one 64-row half of the state's V rows (docs/numerics.md,
 // "Scan and output"). Two warpgroups and a producer warp:
@@ -1558,25 +1647,24 @@ static __device__ __forceinline__ void output_role(const ScanArgs &a, int wt, in
 // feed the next product as register operands. Copies run up to two chunks
 // ahead, in two rings of 3 stages: k, v, W (warpgroup 0 alone reads them)
 // and q, P (warpgroup 1, which may lag a chunk behind).
-// scan_cta: the CTA of sequence rank z (see scan_order), output head a.h
-// and state rows a.v0 .. a.v0 + 63; `a` holds the maps, pointers and sizes.
-// A split output CTA's first two warpgroups both run the output, taking
-// turns by chunk.
+// scan_cta: the CTA of lane z of L (see scan_items: with L = N, sequence
+// rank z alone), output head a.h and state rows a.v0 .. a.v0 + 63; `a`
+// holds the maps, pointers and sizes. Each role goes through the lane's
+// items in order (scan_item), its rings and barriers running on from one
+// item to the next. A split pair scans one item. A split output CTA's
+// first two warpgroups both run the output, taking turns by chunk.
 static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem_raw,
                                                const int *cu_seqlens, const float *h0, float *ht,
-                                               int T, int N, int z) {
+                                               int T, int N, int L, int z) {
   const int tid = threadIdx.x;
   const u32 raw = smem_u32(smem_raw);
   a.base = (raw + 1023u) & ~1023u;
   a.gbase = smem_raw + (a.base - raw);
   a.bar = a.base + 227328u;
-  a.seq = scan_order(cu_seqlens, (int *)(a.gbase + 227536), T, N, z, tid);
-  a.bos = seq_bound(cu_seqlens, a.seq, T), a.eos = seq_bound(cu_seqlens, a.seq + 1, T);
-  a.slot0 = a.bos / 64 + a.seq; // as gdn_prepare numbers the slots
+  a.h0 = h0, a.ht = ht, a.cu_seqlens = cu_seqlens, a.T = T;
   a.hq = a.h * a.Hq / a.Ho, a.hk = a.h * a.Hk / a.Ho, a.hv = a.h * a.Hv / a.Ho;
-  a.nchunks = (a.eos - a.bos + 63) / 64;
-  a.nout = a.tail ? a.nchunks - 1 : a.nchunks;
-  TRACE(a.cta = (z * a.Ho + a.h) * 2 + a.v0 / 64;)
+  a.g0 = 0, a.tph = 0, a.nchunks = 0, a.nout = 0;
+  scan_items(a, N, L, z, tid);
   if (tid == 0) {
     for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
       mbar_init(KVW_FULL(a, s), 32);
@@ -1600,7 +1688,6 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
     __syncthreads();
   else // a split pair's barriers are used by both of its CTAs
     cluster_sync();
-  const i64 state = ((i64)a.seq * a.Ho + a.h) * 128 * 128;
   // The role as a warp-uniform value, so that each role is one branch.
   const int role = __shfl_sync(0xffffffffu, tid / 128, 0);
   if (a.kind == 2 && role == 0) { // a split output CTA's second output warpgroup: odd chunks
@@ -1610,7 +1697,7 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
     setmaxnreg_dec_56();
   } else if (role == 0) {
     setmaxnreg_inc_232();
-    state_role(a, h0 ? h0 + state : 0, ht ? ht + state : 0, tid);
+    state_role(a, tid);
   } else if (role == 1) {
     setmaxnreg_inc_216();
     output_role(a, tid - 128, 0, a.kind == 2 ? 2 : 1, 2u);
@@ -1644,10 +1731,15 @@ static __device__ __forceinline__ void scan_kind(ScanArgs &a, int kind, int tail
       const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,         \
       const __grid_constant__ TmaMap map_w, const __grid_constant__ TmaMap map_o,         \
       const u16 *q, const u16 *k, const u16 *v, const float *ws_g, const int *cu_seqlens, \
-      const float *h0, float *ht, u16 *o, int T, int Hq, int Hk, int Hv, int Ho, float scale
+      const float *h0, float *ht, u16 *o, int T, int Hq, int Hk, int Hv, int Ho, float scale, \
+      int N
 
-// gdn_scan: grid (2 halves, output heads, sequences), launched as a
-// dependent of gdn_prepare.
+// gdn_scan: grid (2 halves, output heads, lanes), launched as a dependent
+// of gdn_prepare. With as many lanes as sequences, CTA z scans rank z; with
+// fewer (runtime/route.c, gdn_scan_lanes: where a CTA for each would take
+// more than one wave of the SMs), each CTA scans its lane's sequences one
+// after another, and the copies and output of one overlap the chain of the
+// next, where a new CTA would start cold.
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_scan(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
@@ -1655,7 +1747,7 @@ gdn_scan(SCAN_PARAMS) {
   SCAN_ARGS_COMMON(a, 0);
   scan_kind(a, 0, 0);
   a.v0 = 64 * blockIdx.x, a.h = blockIdx.y;
-  scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
+  scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, (int)gridDim.z, (int)blockIdx.z);
 }
 
 // gdn_scan_pairs: gdn_scan with each CTA a split pair (gdn_scan_helpers:
@@ -1671,7 +1763,7 @@ gdn_scan_pairs(SCAN_PARAMS) {
   SCAN_ARGS_COMMON(a, 0);
   scan_kind(a, 1 + (int)(blockIdx.x & 1), 1);
   a.v0 = 64 * (int)(blockIdx.x >> 1), a.h = blockIdx.y;
-  scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, (int)gridDim.z, (int)blockIdx.z);
+  scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, N, (int)blockIdx.z);
 }
 // gdn_fused: the generic pipeline in one grid, for launches whose scan
 // CTAs take at most half of the SMs and whose prepare units are more than
@@ -1718,7 +1810,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     SCAN_ARGS_COMMON(a, ws_f);
     scan_kind(a, split ? 1 + (b & 1) : 0, 0);
     a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho;
-    scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, s / (2 * Ho));
+    scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho));
   } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
     const int j = b - scans, units = (T / 64 + N) * Ho;
     int u = split ? ((wg) >= 2 ? -1 : (wg) * (P) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));

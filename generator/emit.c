@@ -510,6 +510,15 @@ void emit_bulk_load(Prelude *p) {
   outf(&p->text, "               :: \"r\"(dst), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n}\n\n");
 }
 
+/* `bytes` (a multiple of 16) from `src` into L2, for a load soon after. */
+void emit_bulk_prefetch_l2(Prelude *p) {
+  if (seen(p, "bulk_prefetch_l2"))
+    return;
+  outf(&p->text, FN " void bulk_prefetch_l2(const void *src, u32 bytes) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.prefetch.L2.global [%%0], %%1;\"\n");
+  outf(&p->text, "               :: \"l\"(src), \"r\"(bytes) : \"memory\");\n}\n\n");
+}
+
 /* Four 8 x 8 b16 blocks, transposed on the way: lane l receives elements
  * (2 (l % 4) + e, l / 4) of each block; lanes 8i .. 8i+7 address block i. */
 void emit_ldmatrix_x4_trans(Prelude *p) {

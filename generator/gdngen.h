@@ -272,6 +272,7 @@ void emit_cluster_sync(Prelude *p);
 void emit_ldmatrix_x4_trans(Prelude *p);
 void emit_stmatrix_x4_trans(Prelude *p);
 void emit_bulk_load(Prelude *p);
+void emit_bulk_prefetch_l2(Prelude *p);
 int seen_name(Prelude *p, const char *name); /* 1 if emitted before, else records it */
 
 /* ---------------------------------------------------------- lower.c */

@@ -429,7 +429,8 @@ static void scan_layout(ScanLayout *l) {
   l->qp = carve(&off, 3 * l->qp_stride, 1024);
   l->hand = carve(&off, 2 * l->hand_stride, 1024);
   l->bar = carve(&off, (uint32_t)scan_bar_count() * 8, 8);
-  l->seqs = carve(&off, (SCAN_LPT_MAX + 2) * 4, 16); /* cu_seqlens, then the pick */
+  /* cu_seqlens, the sequence of each rank, the CTA's list of ranks and its length */
+  l->seqs = carve(&off, (3 * SCAN_LPT_MAX + 2) * 4, 16);
   l->end = off;
 }
 
@@ -533,6 +534,7 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   emit_ld_acquire_gpu(p);
   emit_fence_proxy_async_global(p);
   emit_bulk_load(p);
+  emit_bulk_prefetch_l2(p);
   emit_tma_store_3d(p);
   emit_bulk_commit(p);
   emit_bulk_wait(p, 1, 1);

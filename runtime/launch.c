@@ -111,8 +111,9 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
     return s;
   void *scan[] = {&mq, &mk, &mv, &mp, &mw, &mo, (void *)&a->q, (void *)&a->k, (void *)&a->v, &ws_g,
                   (void *)&a->cu_seqlens, (void *)&a->initial_state, (void *)&a->final_state,
-                  (void *)&a->o, &T, &Hq, &Hk, &Hv, &Ho, &scale};
+                  (void *)&a->o, &T, &Hq, &Hk, &Hv, &Ho, &scale, &N};
   if (gdn_scan_pairs_plan(p, h->sms))
     return launch(h, GDN_K_SCAN_PAIRS, 4, (unsigned)Ho, (unsigned)N, scan, 2, 1, stream);
-  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, 1, 1, stream);
+  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)gdn_scan_lanes(p, h->sms), scan, 1, 1,
+                stream);
 }

@@ -82,3 +82,18 @@ int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g) {
 int gdn_scan_pairs_plan(const gdn_plan *p, int sms) {
   return 4 * (int64_t)p->Ho * p->N <= sms;
 }
+
+/* A CTA for each sequence, head and half takes 2 Ho N SMs. Where that is
+ * more than the SMs, a CTA started in a later wave pays its start (the
+ * initial state, the first copies) and the end of its output with the SM
+ * otherwise idle; so the scan runs as one wave of 2 Ho L CTAs instead,
+ * each scanning a lane of sequences one after another (gdn_scan's
+ * scan_items balances them), with the copies and output of one sequence
+ * overlapping the chain of the next. Heads that alone take more than the
+ * SMs keep a CTA for each sequence. */
+int gdn_scan_lanes(const gdn_plan *p, int sms) {
+  int64_t per = 2 * (int64_t)p->Ho; /* CTAs of one lane */
+  if (per * p->N <= sms || per > sms)
+    return p->N;
+  return (int)(sms / per);
+}

@@ -430,6 +430,25 @@ static void test_scan_pairs(void **state) {
   }
 }
 
+/* gdn_scan's lanes: a CTA for each sequence where they fit one wave (or
+ * where one head's lane alone would not), else as many lanes as fit: n10
+ * on 132 SMs in 8 lanes of 16 CTAs, n20 (16 output heads) in 4 of 32. */
+static void test_scan_lanes(void **state) {
+  (void)state;
+  struct { int N, Ho, sms, want; } c[] = {
+      {1, 8, 132, 1},  {10, 8, 132, 8}, {20, 16, 132, 4}, {8, 8, 132, 8},   {9, 8, 132, 8},
+      {9, 8, 144, 9},  {200, 1, 132, 66}, {3, 80, 132, 3}, {128, 66, 132, 1}, {2, 33, 132, 2},
+      {3, 33, 132, 2},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    gdn_plan p = {.T = 64 * (int64_t)c[i].N, .N = c[i].N, .Ho = c[i].Ho};
+    int got = gdn_scan_lanes(&p, c[i].sms);
+    if (got != c[i].want)
+      fail_msg("N=%d Ho=%d on %d SMs: %d lanes, want %d", c[i].N, c[i].Ho, c[i].sms, got,
+               c[i].want);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_is_sane),
@@ -440,6 +459,7 @@ int main(void) {
       cmocka_unit_test(test_rows_if_built),
       cmocka_unit_test(test_fused_grid),
       cmocka_unit_test(test_scan_pairs),
+      cmocka_unit_test(test_scan_lanes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
