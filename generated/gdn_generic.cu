@@ -944,7 +944,7 @@ static __device__ __forceinline__ void scan_items(ScanArgs &a, int N, int L, int
   if (N == 1 || N > 128)
     return;
   int *cu = (int *)(a.gbase + 227536), *seqof = cu + 128 + 1;
-  int *list = seqof + 128;
+  int *work = seqof + 128, *list = work + 128;
   for (int i = tid; i <= N; i += (int)blockDim.x)
     cu[i] = seq_bound(a.cu_seqlens, i, a.T);
   __syncthreads();
@@ -955,14 +955,19 @@ static __device__ __forceinline__ void scan_items(ScanArgs &a, int N, int L, int
       const int lj = cu[j + 1] - cu[j];
       rank += lj > len || (lj == len && j < tid);
     }
-    seqof[rank] = tid;
+    seqof[rank] = tid, work[rank] = 2 * ((len + 63) / 64) + 1;
   }
   __syncthreads();
   if (L < N && tid < 32) { // warp 0: lane tid + 32 i's work in load[i], a search per rank
-    u32 load[4] = {0u, 0u, 0u, 0u};
-    int n = 0;
-    for (int r = 0; r < N; ++r) {
-      const int s = seqof[r], w = 2 * ((cu[s + 1] - cu[s] + 63) / 64) + 1;
+    u32 load[4]; // ranks 0 .. L - 1 go to lanes 0 .. L - 1
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      load[i] = tid + 32 * i < L ? (u32)work[tid + 32 * i] : 0u;
+    int n = 1;
+    if (tid == 0)
+      list[0] = z;
+    for (int r = L; r < N; ++r) {
+      const int w = work[r];
       u32 best = 0xffffffffu; // least load, then lowest lane: load << 7 | lane
 #pragma unroll
       for (int i = 0; i < 4; ++i)
@@ -1194,18 +1199,21 @@ static __device__ __forceinline__ void hand_in(const ScanArgs &a, int landed) {
   }
 }
 
-// A split pair's CTAs have one item; a whole CTA's warp 0 also brings the
+// The roles take LANES = false where a CTA has one item (gdn_scan,
+// gdn_scan_pairs, gdn_fused), so that their chunk loops are what they were
+// before lanes: one item, g0 = 0. With lanes, warp 0 also brings the
 // initial state of each item after the first into L2 as it starts that
 // item's copies, a chunk or two before warpgroup 0 loads it.
+template <bool LANES>
 static __device__ __forceinline__ void producer_role(ScanArgs a, int pt) {
   const int warp = pt >> 5, lane = pt & 31;
-  for (int i = 0; i < a.nitems; ++i) {
+  for (int i = 0; i < (LANES ? a.nitems : 1); ++i) {
     scan_item(a, i);
     if (a.kind == 2 && warp != 1) {
       if (lane == 0 && warp != 3)
         hand_in(a, warp == 0);
     } else if (warp == 0) {
-      if (i > 0 && a.h0 && lane == 0)
+      if (LANES && i > 0 && a.h0 && lane == 0)
         bulk_prefetch_l2(a.h0 + (((i64)a.seq * a.Ho + a.h) * 128 + a.v0) * 128, 64u * 128u * 4u);
       for (int c = 0; c < a.nchunks; ++c)
         produce_kvw(a, c, lane);
@@ -1549,8 +1557,9 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   }
 }
 
+template <bool LANES>
 static __device__ __forceinline__ void state_role(ScanArgs a, int wt) {
-  for (int i = 0; i < a.nitems; ++i) {
+  for (int i = 0; i < (LANES ? a.nitems : 1); ++i) {
     scan_item(a, i);
     const i64 state = ((i64)a.seq * a.Ho + a.h) * 128 * 128;
     const float *h0 = a.h0 ? a.h0 + state : 0;
@@ -1607,9 +1616,10 @@ static __device__ __forceinline__ void state_role(ScanArgs a, int wt) {
 
 // Chunks first, first + step, ... of each item: every chunk, or every other
 // one where two output warpgroups take turns (a split output CTA).
+template <bool LANES>
 static __device__ __forceinline__ void output_role(ScanArgs a, int wt, int first, int step,
                                                    u32 nb) {
-  for (int i = 0; i < a.nitems; ++i) {
+  for (int i = 0; i < (LANES ? a.nitems : 1); ++i) {
     scan_item(a, i);
     for (int c = first; c < a.nout; c += step) {
       const int g = a.g0 + c;
@@ -1653,6 +1663,7 @@ static __device__ __forceinline__ void output_role(ScanArgs a, int wt, int first
 // items in order (scan_item), its rings and barriers running on from one
 // item to the next. A split pair scans one item. A split output CTA's
 // first two warpgroups both run the output, taking turns by chunk.
+template <bool LANES>
 static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem_raw,
                                                const int *cu_seqlens, const float *h0, float *ht,
                                                int T, int N, int L, int z) {
@@ -1692,18 +1703,18 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   const int role = __shfl_sync(0xffffffffu, tid / 128, 0);
   if (a.kind == 2 && role == 0) { // a split output CTA's second output warpgroup: odd chunks
     setmaxnreg_inc_232();
-    output_role(a, tid, 1, 2, 3u);
+    output_role<LANES>(a, tid, 1, 2, 3u);
   } else if (a.kind == 1 && role == 1) { // a split chain CTA's output warpgroup: idle
     setmaxnreg_dec_56();
   } else if (role == 0) {
     setmaxnreg_inc_232();
-    state_role(a, tid);
+    state_role<LANES>(a, tid);
   } else if (role == 1) {
     setmaxnreg_inc_216();
-    output_role(a, tid - 128, 0, a.kind == 2 ? 2 : 1, 2u);
+    output_role<LANES>(a, tid - 128, 0, a.kind == 2 ? 2 : 1, 2u);
   } else {
     setmaxnreg_dec_56();
-    producer_role(a, tid - 256);
+    producer_role<LANES>(a, tid - 256);
   }
 }
 
@@ -1724,8 +1735,8 @@ static __device__ __forceinline__ void scan_kind(ScanArgs &a, int kind, int tail
   a.hs = kind == 1 ? 2 : 1;
 }
 
-// The parameters of gdn_scan and gdn_scan_pairs (runtime/launch.c passes
-// the same list to either).
+// The parameters of gdn_scan, gdn_scan_lanes and gdn_scan_pairs
+// (runtime/launch.c passes the same list to each).
 #define SCAN_PARAMS                                                                       \
   const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,             \
       const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,         \
@@ -1734,12 +1745,8 @@ static __device__ __forceinline__ void scan_kind(ScanArgs &a, int kind, int tail
       const float *h0, float *ht, u16 *o, int T, int Hq, int Hk, int Hv, int Ho, float scale, \
       int N
 
-// gdn_scan: grid (2 halves, output heads, lanes), launched as a dependent
-// of gdn_prepare. With as many lanes as sequences, CTA z scans rank z; with
-// fewer (runtime/route.c, gdn_scan_lanes: where a CTA for each would take
-// more than one wave of the SMs), each CTA scans its lane's sequences one
-// after another, and the copies and output of one overlap the chain of the
-// next, where a new CTA would start cold.
+// gdn_scan: grid (2 halves, output heads, sequences), launched as a
+// dependent of gdn_prepare; CTA z scans rank z.
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_scan(SCAN_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
@@ -1747,7 +1754,22 @@ gdn_scan(SCAN_PARAMS) {
   SCAN_ARGS_COMMON(a, 0);
   scan_kind(a, 0, 0);
   a.v0 = 64 * blockIdx.x, a.h = blockIdx.y;
-  scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, (int)gridDim.z, (int)blockIdx.z);
+  scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, (int)blockIdx.z);
+}
+
+// gdn_scan_lanes: gdn_scan where a CTA for each sequence would take more
+// than one wave of the SMs (runtime/route.c, gdn_scan_lanes): grid (2
+// halves, output heads, lanes), each CTA scanning its lane's sequences one
+// after another, so that the copies and output of one overlap the chain
+// of the next, where a new CTA would start cold.
+extern "C" __global__ void __launch_bounds__(384, 1)
+gdn_scan_lanes(SCAN_PARAMS) {
+  extern __shared__ unsigned char smem_raw[];
+  ScanArgs a;
+  SCAN_ARGS_COMMON(a, 0);
+  scan_kind(a, 0, 0);
+  a.v0 = 64 * blockIdx.x, a.h = blockIdx.y;
+  scan_cta<true>(a, smem_raw, cu_seqlens, h0, ht, T, N, (int)gridDim.z, (int)blockIdx.z);
 }
 
 // gdn_scan_pairs: gdn_scan with each CTA a split pair (gdn_scan_helpers:
@@ -1763,7 +1785,7 @@ gdn_scan_pairs(SCAN_PARAMS) {
   SCAN_ARGS_COMMON(a, 0);
   scan_kind(a, 1 + (int)(blockIdx.x & 1), 1);
   a.v0 = 64 * (int)(blockIdx.x >> 1), a.h = blockIdx.y;
-  scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, N, (int)blockIdx.z);
+  scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, (int)blockIdx.z);
 }
 // gdn_fused: the generic pipeline in one grid, for launches whose scan
 // CTAs take at most half of the SMs and whose prepare units are more than
@@ -1810,7 +1832,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     SCAN_ARGS_COMMON(a, ws_f);
     scan_kind(a, split ? 1 + (b & 1) : 0, 0);
     a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho;
-    scan_cta(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho));
+    scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho));
   } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
     const int j = b - scans, units = (T / 64 + N) * Ho;
     int u = split ? ((wg) >= 2 ? -1 : (wg) * (P) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));

@@ -429,8 +429,8 @@ static void scan_layout(ScanLayout *l) {
   l->qp = carve(&off, 3 * l->qp_stride, 1024);
   l->hand = carve(&off, 2 * l->hand_stride, 1024);
   l->bar = carve(&off, (uint32_t)scan_bar_count() * 8, 8);
-  /* cu_seqlens, the sequence of each rank, the CTA's list of ranks and its length */
-  l->seqs = carve(&off, (3 * SCAN_LPT_MAX + 2) * 4, 16);
+  /* cu_seqlens; the sequence and the work of each rank; the CTA's ranks and their count */
+  l->seqs = carve(&off, (4 * SCAN_LPT_MAX + 2) * 4, 16);
   l->end = off;
 }
 
@@ -607,7 +607,7 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "#ifndef GDN_KERNELS_H\n#define GDN_KERNELS_H\n\n");
   outf(o, "typedef struct gdn_kernel_spec {\n  const char *name, *file;\n");
   outf(o, "  unsigned threads, smem_bytes;\n} gdn_kernel_spec;\n\n");
-  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_COUNT };\n");
+  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_SCAN_LANES, GDN_K_COUNT };\n");
   outf(o, "static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {\n");
   for (int i = 0; i < n; i++)
     outf(o, "  {\"%s\", \"gdn_generic\", %u, %u},\n", ki[i].name, ki[i].threads, ki[i].smem);
@@ -639,7 +639,7 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   Prelude p;
   prelude_init(&p, arch);
   common_prelude(&p);
-  KernelInfo ki[4];
+  KernelInfo ki[5];
   Out kernels, file, table;
   out_init(&kernels);
   out_init(&file);
@@ -650,6 +650,8 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   rc = rc ? rc : emit_fused(arch, tmpl_dir, &ki[0], &ki[1], &kernels, &ki[2], d);
   ki[3] = ki[1]; /* gdn_scan_pairs: gdn_scan's template, its threads and memory */
   ki[3].name = "gdn_scan_pairs";
+  ki[4] = ki[1]; /* gdn_scan_lanes: the same */
+  ki[4].name = "gdn_scan_lanes";
   if (rc == 0) {
     gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan, or both in gdn_fused.", arch, "//");
     outf(&file, "\n");
@@ -660,7 +662,7 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
     free(path);
   }
   if (rc == 0) {
-    kernel_table(&table, ki, 4);
+    kernel_table(&table, ki, 5);
     char *path = path_join(out_dir, "gdn_kernels.h");
     rc = out_write_file(&table, path, d);
     free(path);

@@ -114,6 +114,8 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
                   (void *)&a->o, &T, &Hq, &Hk, &Hv, &Ho, &scale, &N};
   if (gdn_scan_pairs_plan(p, h->sms))
     return launch(h, GDN_K_SCAN_PAIRS, 4, (unsigned)Ho, (unsigned)N, scan, 2, 1, stream);
-  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)gdn_scan_lanes(p, h->sms), scan, 1, 1,
-                stream);
+  int lanes = gdn_scan_lanes(p, h->sms);
+  if (lanes < N)
+    return launch(h, GDN_K_SCAN_LANES, 2, (unsigned)Ho, (unsigned)lanes, scan, 1, 1, stream);
+  return launch(h, GDN_K_SCAN, 2, (unsigned)Ho, (unsigned)N, scan, 1, 1, stream);
 }
