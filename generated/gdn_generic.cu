@@ -301,6 +301,12 @@ static __device__ __forceinline__ void bulk_prefetch_l2(const void *src, u32 byt
                :: "l"(src), "r"(bytes) : "memory");
 }
 
+// Announces `bytes` of bulk copies to come, without arriving.
+static __device__ __forceinline__ void mbar_add_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
+
 static __device__ __forceinline__ void tma_store_3d(const TmaMap *map, u32 src, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
                " [%0, {%2, %3, %4}], [%1];"
@@ -1045,9 +1051,11 @@ static __device__ __forceinline__ u32 hand_slot(const ScanArgs &a, int j) {
 // loads; every lane arrives on the stage's full barrier. The last chunk of
 // a sequence, if short, also comes by TMA, which reads rows of the next
 // sequence (TMA clips only at the tensor's end): the warp zeroes those rows
-// before the stage is published, so no value crosses the boundary. A
-// sequence has one short chunk at most, so each tail barrier completes once
-// an item at most, in phase tph.
+// before the stage is published, so no value crosses the boundary; the
+// workspace's tiles of that chunk go out at once, not after the zeroing
+// (lane 0 announces their bytes without arriving), so that the two round
+// trips overlap. A sequence has one short chunk at most, so each tail
+// barrier completes once an item at most, in phase tph.
 // Chunk c's workspace tiles are written. Without flags, a warp's first
 // chunk waits for the whole gdn_prepare grid (griddepcontrol.wait), after
 // the loads of its k, v and q tiles are issued: they do not depend on prepare.
@@ -1078,23 +1086,17 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u, sgk = kvw + 32768u;
   const int hk = a.hk, hv = a.hv, v0 = a.v0;
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1); // warpgroup 0 is done with chunk g - 3
-  if (L < 64) {
-    if (lane == 0) {
-      const u32 bar = TAIL_KV(a);
-      mbar_expect_tx(bar, 24576u);
+  const u32 bar = KVW_FULL(a, g % 3); // every lane arrives: each publishes its own zeros
+  if (lane == 0) { // k and v first: they do not wait for the workspace
+    if (L == 64) {
+      mbar_expect_tx(bar, 33280u);
       tma_load_3d(sk + 0u, a.mk, 0 + 0, hk, t0 + 0, bar);
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
-    }
-    mbar_wait(TAIL_KV(a), (u32)a.tph);
-    zero_rows_qk32(sk, L, lane);
-    zero_rows_v32(sv, L, lane);
-    fence_proxy_async();
-  }
-  const u32 bar = KVW_FULL(a, g % 3); // every lane arrives: each publishes its own zeros
-  if (lane == 0) { // k and v first: they do not wait for the workspace
-    mbar_expect_tx(bar, L == 64 ? 33280u : 8704u);
-    if (L == 64) {
+    } else { // on the tail barrier, to be zeroed past L; W and g need not wait for that
+      mbar_add_tx(bar, 8704u);
+      const u32 bar = TAIL_KV(a);
+      mbar_expect_tx(bar, 24576u);
       tma_load_3d(sk + 0u, a.mk, 0 + 0, hk, t0 + 0, bar);
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
@@ -1104,7 +1106,14 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   if (lane == 0) {
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
-  } else {
+  }
+  if (L < 64) { // lane 0 has not arrived: every lane does once its zeros are written
+    mbar_wait(TAIL_KV(a), (u32)a.tph);
+    zero_rows_qk32(sk, L, lane);
+    zero_rows_v32(sv, L, lane);
+    fence_proxy_async();
+    mbar_arrive(bar);
+  } else if (lane != 0) {
     mbar_arrive(bar);
   }
 }
@@ -1112,7 +1121,7 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
 // Chunk c's q and P into q/P stage s, for the stage's use-th time (g % 3
 // and g / 3 in the ring; a split chain CTA loads its last chunk's into the
 // ring's stage 2, which its hand-off slots leave free). `first`: the warp's
-// first chunk (chunk_ready).
+// first chunk (chunk_ready). A short chunk as in produce_kvw.
 static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int s, int use,
                                                   bool first, int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0);
@@ -1121,21 +1130,16 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
   const u32 sq = qp + 0u, sp = qp + 16384u, sgq = qp + 24576u;
   const int hq = a.hq;
   mbar_wait(QP_EMPTY(a, s), (use & 1) ^ 1); // the output is done with the stage's last chunk
-  if (L < 64) {
-    if (lane == 0) {
-      const u32 bar = TAIL_Q(a);
-      mbar_expect_tx(bar, 16384u);
-      tma_load_3d(sq + 0u, a.mq, 0 + 0, hq, t0 + 0, bar);
-      tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
-    }
-    mbar_wait(TAIL_Q(a), (u32)a.tph);
-    zero_rows_qk32(sq, L, lane);
-    fence_proxy_async();
-  }
   const u32 bar = QP_FULL(a, s); // every lane arrives, as for the k/v/W ring
   if (lane == 0) { // q first, as k and v above
-    mbar_expect_tx(bar, L == 64 ? 25088u : 8704u);
     if (L == 64) {
+      mbar_expect_tx(bar, 25088u);
+      tma_load_3d(sq + 0u, a.mq, 0 + 0, hq, t0 + 0, bar);
+      tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
+    } else {
+      mbar_add_tx(bar, 8704u);
+      const u32 bar = TAIL_Q(a);
+      mbar_expect_tx(bar, 16384u);
       tma_load_3d(sq + 0u, a.mq, 0 + 0, hq, t0 + 0, bar);
       tma_load_3d(sq + 8192u, a.mq, 0 + 64, hq, t0 + 0, bar);
     }
@@ -1144,7 +1148,13 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
   if (lane == 0) {
     tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
     bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
-  } else {
+  }
+  if (L < 64) {
+    mbar_wait(TAIL_Q(a), (u32)a.tph);
+    zero_rows_qk32(sq, L, lane);
+    fence_proxy_async();
+    mbar_arrive(bar);
+  } else if (lane != 0) {
     mbar_arrive(bar);
   }
 }

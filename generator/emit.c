@@ -149,6 +149,17 @@ void emit_mbar_expect_tx(Prelude *p) {
   outf(&p->text, "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n}\n\n");
 }
 
+/* The bytes alone, without an arrival: a thread that arrives later, once
+ * its own writes to the stage are done, can start the stage's copies first. */
+void emit_mbar_add_tx(Prelude *p) {
+  if (seen(p, "mbar_add_tx"))
+    return;
+  outf(&p->text, "// Announces `bytes` of bulk copies to come, without arriving.\n");
+  outf(&p->text, FN " void mbar_add_tx(u32 bar, u32 bytes) {\n");
+  outf(&p->text, "  asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%%0], %%1;\"\n");
+  outf(&p->text, "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n}\n\n");
+}
+
 /* The body of a wait on a barrier's phase: try_wait with `sem` (its
  * semantics and scope, or nothing for the default), until it succeeds. */
 static void try_wait_loop(Prelude *p, const char *name, const char *sem) {

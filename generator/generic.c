@@ -535,6 +535,7 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   emit_fence_proxy_async_global(p);
   emit_bulk_load(p);
   emit_bulk_prefetch_l2(p);
+  emit_mbar_add_tx(p);
   emit_tma_store_3d(p);
   emit_bulk_commit(p);
   emit_bulk_wait(p, 1, 1);

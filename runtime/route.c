@@ -84,16 +84,20 @@ int gdn_scan_pairs_plan(const gdn_plan *p, int sms) {
 }
 
 /* A CTA for each sequence, head and half takes 2 Ho N SMs. Where that is
- * more than the SMs, a CTA started in a later wave pays its start (the
+ * several waves, each CTA started in a later wave pays its start (the
  * initial state, the first copies) and the end of its output with the SM
  * otherwise idle; so the scan runs as one wave of 2 Ho L CTAs instead,
- * each scanning a lane of sequences one after another (gdn_scan's
- * scan_items balances them), with the copies and output of one sequence
- * overlapping the chain of the next. Heads that alone take more than the
- * SMs keep a CTA for each sequence. */
+ * each scanning a lane of sequences one after another (gdn_scan_lanes,
+ * scan_items balances them), the copies and output of one sequence
+ * overlapping the chain of the next. Measured on the H200: n20's 640 CTAs
+ * (4.8 waves) gain, n10's 160 (1.2) lose, so lanes start past two waves
+ * (docs/generic.md). Heads that alone take more than the SMs keep a CTA
+ * for each sequence. */
+enum { LANES_MIN_WAVES = 2 };
+
 int gdn_scan_lanes(const gdn_plan *p, int sms) {
   int64_t per = 2 * (int64_t)p->Ho; /* CTAs of one lane */
-  if (per * p->N <= sms || per > sms)
+  if (per * p->N <= (int64_t)LANES_MIN_WAVES * sms || per > sms)
     return p->N;
   return (int)(sms / per);
 }

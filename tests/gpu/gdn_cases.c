@@ -48,6 +48,10 @@ static const Case cases[] = {
     {"packed-30-random", 0, {0}, 4, 4, 4, 0, 1},
     /* More sequences than gdn_scan orders longest first (128): index order. */
     {"packed-200-random", 0, {200}, 2, 2, 2, 0, 1},
+    /* More than two waves of scan CTAs on 132 SMs: gdn_scan_lanes, the
+     * ranks balanced over 16 and 8 lanes (runtime/route.c). */
+    {"lanes-40-random", 0, {40}, 4, 4, 4, 0, 1},
+    {"lanes-48-gva-no-init", 0, {48}, 2, 2, 8, NO_INIT, 1},
     {"gqa-16-4-4", 3, {200, 77, 64}, 16, 4, 4, 0, 1},
     {"gva-4-4-16", 3, {150, 64, 1}, 4, 4, 16, 0, 1},
     {"alpha-absent", 2, {100, 28}, 4, 4, 4, REF_NO_ALPHA, 1},
