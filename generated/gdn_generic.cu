@@ -1768,7 +1768,7 @@ gdn_scan(SCAN_PARAMS) {
 }
 
 // gdn_scan_lanes: gdn_scan where a CTA for each sequence would take more
-// than one wave of the SMs (runtime/route.c, gdn_scan_lanes): grid (2
+// than two waves of the SMs (runtime/route.c, gdn_scan_lanes): grid (2
 // halves, output heads, lanes), each CTA scanning its lane's sequences one
 // after another, so that the copies and output of one overlap the chain
 // of the next, where a new CTA would start cold.

@@ -72,8 +72,9 @@ int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g);
 /* Whether a call that takes gdn_prepare then a scan takes gdn_scan_pairs
  * (each scan CTA a pair) instead of gdn_scan. */
 int gdn_scan_pairs_plan(const gdn_plan *p, int sms);
-/* The lanes of gdn_scan: N (a CTA for each sequence, head and half), or
- * fewer where that would take more than one wave of the `sms` SMs. */
+/* The lanes of gdn_scan_lanes: N (gdn_scan, a CTA for each sequence,
+ * head and half), or fewer where that would take more than two waves of
+ * the `sms` SMs. */
 int gdn_scan_lanes(const gdn_plan *p, int sms);
 
 /* --------------------------------------------------------- handle.c */
