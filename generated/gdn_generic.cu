@@ -96,6 +96,12 @@ static __device__ __forceinline__ void ld_shared_v4(u32 src, u32 &x, u32 &y, u32
                : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(src) : "memory");
 }
 
+static __device__ __forceinline__ float2 ld_shared_v2_f32(u32 src) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(src));
+  return v;
+}
+
 static __device__ __forceinline__ void st_global_v4(void *dst, u32 x, u32 y, u32 z, u32 w) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
                :: "l"(dst), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
@@ -578,6 +584,20 @@ static __device__ __forceinline__ void frag_load(u32 src, float (&x)[32], int wt
   }
 }
 
+// The same for 16 fp16 pairs (the lean unit's A): pair i of thread t at
+// (i / 4 * 128 + t) * 16 + (i % 4) * 4.
+static __device__ __forceinline__ void frag_store(u32 dst, const u32 (&x)[16], int wt) {
+#pragma unroll
+  for (int i = 0; i < 16; i += 4)
+    st_shared_v4(dst + (u32)((i / 4 * 128 + wt) * 16), x[i], x[i + 1], x[i + 2], x[i + 3]);
+}
+
+static __device__ __forceinline__ void frag_load(u32 src, u32 (&x)[16], int wt) {
+#pragma unroll
+  for (int i = 0; i < 16; i += 4)
+    ld_shared_v4(src + (u32)((i / 4 * 128 + wt) * 16), x[i], x[i + 1], x[i + 2], x[i + 3]);
+}
+
 // W = bf16(D diag(beta)) from the fp16 D tile at sd, in 16-byte stores of
 // 512 contiguous bytes a warp: thread wt forms columns 8 (wt % 8) onwards
 // of rows wt / 8 + 16 j, one 16-byte piece of the swizzled row each (the
@@ -601,6 +621,85 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
   }
 }
 
+// One tensor-core rung of the ladder: Z = fp16(C_b D_b), M = D_b Z,
+// D_2b = fp16(D_b - M), D_b arriving and D_2b leaving in da (fp16 pairs).
+// A is at afrag in fragment order: fp32 values masked to C_b here, or
+// (LEAN) fp16 pairs already zero outside C_16 and C_32, which do not
+// overlap, so that a mask by rows t >= 32 picks the one of this rung.
+template <bool LEAN>
+static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], float (&z)[32],
+                                            u32 (&ca)[16], u32 sd, u32 sz, int wt, u32 bid) {
+  store_f16_pairs(da, sd, wt);
+  fence_proxy_async();
+  bar_sync(bid, 128);
+  if constexpr (LEAN) {
+    frag_load(afrag, ca, wt);
+#pragma unroll
+    for (int r = 0; r < 32; r += 2) { // C_b out of C_16 and C_32
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      ca[r >> 1] = (t >= 32 && s < 32) == (b == 32) ? ca[r >> 1] : 0u;
+    }
+  } else {
+    float c[32];
+    frag_load(afrag, c, wt);
+#pragma unroll
+    for (int r = 0; r < 32; ++r) { // C_b: rows of block 2p+1, columns of block 2p
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      c[r] = ((t / b) & 1) && s / b == t / b - 1 ? c[r] : 0.f;
+    }
+    ca[0] = pack_f16(c[0], c[1]);
+    ca[1] = pack_f16(c[2], c[3]);
+    ca[2] = pack_f16(c[4], c[5]);
+    ca[3] = pack_f16(c[6], c[7]);
+    ca[4] = pack_f16(c[8], c[9]);
+    ca[5] = pack_f16(c[10], c[11]);
+    ca[6] = pack_f16(c[12], c[13]);
+    ca[7] = pack_f16(c[14], c[15]);
+    ca[8] = pack_f16(c[16], c[17]);
+    ca[9] = pack_f16(c[18], c[19]);
+    ca[10] = pack_f16(c[20], c[21]);
+    ca[11] = pack_f16(c[22], c[23]);
+    ca[12] = pack_f16(c[24], c[25]);
+    ca[13] = pack_f16(c[26], c[27]);
+    ca[14] = pack_f16(c[28], c[29]);
+    ca[15] = pack_f16(c[30], c[31]);
+  }
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+    #pragma unroll
+    for (int i_ = 0; i_ < 16; ++i_) fence_operand(ca[i_]);
+    wgmma_fence();
+    wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc(sd + 0u, 0x4000004002000000ull), 0);
+    wgmma_m64n64k16_rs_f16_rm(z, ca[4], ca[5], ca[6], ca[7], gdn_desc(sd + 2048u, 0x4000004002000000ull), 1);
+    wgmma_m64n64k16_rs_f16_rm(z, ca[8], ca[9], ca[10], ca[11], gdn_desc(sd + 4096u, 0x4000004002000000ull), 1);
+    wgmma_m64n64k16_rs_f16_rm(z, ca[12], ca[13], ca[14], ca[15], gdn_desc(sd + 6144u, 0x4000004002000000ull), 1);
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  store_f16_tile(z, sz, wt); // rounds Z to fp16
+  fence_proxy_async();
+  bar_sync(bid, 128);
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+    #pragma unroll
+    for (int i_ = 0; i_ < 16; ++i_) fence_operand(da[i_]);
+    wgmma_fence();
+    wgmma_m64n64k16_rs_f16_rm(z, da[0], da[1], da[2], da[3], gdn_desc(sz + 0u, 0x4000004002000000ull), 0);
+    wgmma_m64n64k16_rs_f16_rm(z, da[4], da[5], da[6], da[7], gdn_desc(sz + 2048u, 0x4000004002000000ull), 1);
+    wgmma_m64n64k16_rs_f16_rm(z, da[8], da[9], da[10], da[11], gdn_desc(sz + 4096u, 0x4000004002000000ull), 1);
+    wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+#pragma unroll
+  for (int r = 0; r < 32; r += 2) // D_2b = fp16(D_b - M), pair by pair
+    da[r >> 1] = pack_f16(f16_to_f32((u16)(da[r >> 1] & 0xFFFFu)) - z[r],
+                          f16_to_f32((u16)(da[r >> 1] >> 16)) - z[r + 1]);
+  bar_sync(bid, 128); // every wgmma has read sd and sz before the next rung
+}
+
 // T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
 // A arrives in shared memory (fragment order; its diagonal 8 x 8 blocks in
 // s_a8, the blocks below them that the rung to 16 merges, as fp16, in
@@ -609,11 +708,13 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
 // inverse, exact in fp16 (da: fp16 pairs, store_f16_pairs), and each
 // tensor-core rung merges pairs of blocks of size b:
 // Z = fp16(C_b D_b), M = D_b Z, D_2b = fp16(D_b - M).
+// LEAN: the form of gdn_prepare_lean (below), in fewer registers.
+template <bool LEAN>
 static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
                                               float *s_d8, const float *s_c8, float *s_l8, u32 sd,
                                               u32 sz, u32 sp, u16 *p, u16 *w, int wt,
                                               u32 bid TRACE(, u64 *st)) {
-  float c[32], z[32];
+  float z[32];
   u32 ca[16], da[16];
   // Half the warpgroup inverts and merges (warp 0 blocks 0-3, warp 1
   // blocks 4-7: a merged pair within one warp); the other half sends P,
@@ -637,71 +738,26 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
     // s and s + 1 share their 8-column block: D8 on it, L below it
     const bool diag = (t >> 3) == (s >> 3), low = (s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1;
     const float *src = diag ? s_d8 + t * 8 + (s & 7) : s_l8 + ((t >> 4) * 8 + (t & 7)) * 8 + (s & 7);
-    const float2 v = diag || low ? *(const float2 *)src : make_float2(0.f, 0.f);
-    da[r >> 1] = pack_f16(v.x, v.y);
-  }
-#pragma unroll
-  for (int b = 16; b <= 32; b *= 2) {
-    store_f16_pairs(da, sd, wt);
-    fence_proxy_async();
-    bar_sync(bid, 128);
-    frag_load(afrag, c, wt);
-#pragma unroll
-    for (int r = 0; r < 32; ++r) { // C_b: rows of block 2p+1, columns of block 2p
-      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-      c[r] = ((t / b) & 1) && s / b == t / b - 1 ? c[r] : 0.f;
+    if constexpr (LEAN) { // in bounds either way: no branch around the load
+      const float2 v = *(const float2 *)src;
+      da[r >> 1] = diag || low ? pack_f16(v.x, v.y) : 0u;
+    } else {
+      const float2 v = diag || low ? *(const float2 *)src : make_float2(0.f, 0.f);
+      da[r >> 1] = pack_f16(v.x, v.y);
     }
-    ca[0] = pack_f16(c[0], c[1]);
-    ca[1] = pack_f16(c[2], c[3]);
-    ca[2] = pack_f16(c[4], c[5]);
-    ca[3] = pack_f16(c[6], c[7]);
-    ca[4] = pack_f16(c[8], c[9]);
-    ca[5] = pack_f16(c[10], c[11]);
-    ca[6] = pack_f16(c[12], c[13]);
-    ca[7] = pack_f16(c[14], c[15]);
-    ca[8] = pack_f16(c[16], c[17]);
-    ca[9] = pack_f16(c[18], c[19]);
-    ca[10] = pack_f16(c[20], c[21]);
-    ca[11] = pack_f16(c[22], c[23]);
-    ca[12] = pack_f16(c[24], c[25]);
-    ca[13] = pack_f16(c[26], c[27]);
-    ca[14] = pack_f16(c[28], c[29]);
-    ca[15] = pack_f16(c[30], c[31]);
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
-    #pragma unroll
-    for (int i_ = 0; i_ < 16; ++i_) fence_operand(ca[i_]);
-    wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc(sd + 0u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[4], ca[5], ca[6], ca[7], gdn_desc(sd + 2048u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[8], ca[9], ca[10], ca[11], gdn_desc(sd + 4096u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[12], ca[13], ca[14], ca[15], gdn_desc(sd + 6144u, 0x4000004002000000ull), 1);
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
-    wgmma_commit();
-    wgmma_wait_0();
-    store_f16_tile(z, sz, wt); // rounds Z to fp16
-    fence_proxy_async();
-    bar_sync(bid, 128);
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
-    #pragma unroll
-    for (int i_ = 0; i_ < 16; ++i_) fence_operand(da[i_]);
-    wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, da[0], da[1], da[2], da[3], gdn_desc(sz + 0u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, da[4], da[5], da[6], da[7], gdn_desc(sz + 2048u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, da[8], da[9], da[10], da[11], gdn_desc(sz + 4096u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
-    #pragma unroll
-    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
-    wgmma_commit();
-    wgmma_wait_0();
+  }
+  if constexpr (LEAN) { // one body for both rungs: fewer registers
+#pragma unroll 1
+    for (int lb = 4; lb <= 5; ++lb) { // blocks of b = 2^lb rows
+      rung<true>(1 << lb, afrag, da, z, ca, sd, sz, wt, bid);
+      TRACE(TRACE_STEP(st, 3 + lb);)
+    }
+  } else {
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) // D_2b = fp16(D_b - M), pair by pair
-      da[r >> 1] = pack_f16(f16_to_f32((u16)(da[r >> 1] & 0xFFFFu)) - z[r],
-                            f16_to_f32((u16)(da[r >> 1] >> 16)) - z[r + 1]);
-    bar_sync(bid, 128); // every wgmma has read sd and sz before the next rung
-    TRACE(TRACE_STEP(st, 6 + b / 16);)
+    for (int b = 16; b <= 32; b *= 2) {
+      rung<false>(b, afrag, da, z, ca, sd, sz, wt, bid);
+      TRACE(TRACE_STEP(st, 6 + b / 16);)
+    }
   }
   store_f16_pairs(da, sd, wt); // the last D; sd is free
   bar_sync(bid, 128);
@@ -735,6 +791,17 @@ struct PrepArgs {
 // Chunk slots are numbered on the device: the chunks of sequence i take
 // slots c_i / 64 + i onwards, which never overlap and number at most
 // T / 64 + N, so the host needs no cu_seqlens value.
+//
+// LEAN: the same values in fewer registers, for gdn_prepare_lean (five
+// CTAs an SM): a 32-bit workspace row, the tail's copies after alpha and
+// beta are stored, g summed 16 bytes at a time, the decays loaded again
+// for A instead of held beside KK, A kept as fp16 pairs on C_16 and C_32
+// alone, the two tensor-core rungs one loop body. Alone on an SM a lean
+// unit takes longer (docs/generic.md), so one-wave launches keep the other.
+template <bool LEAN> struct PrepRow { typedef i64 type; };
+template <> struct PrepRow<true> { typedef unsigned type; };
+
+template <bool LEAN>
 static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot, int h, u32 base,
                                                     unsigned char *gbase, int wt, u32 bid) {
   const int tid = wt, T = a.T, Ho = a.Ho;
@@ -755,11 +822,15 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   const u32 sa = sq, sd = sk, sz = sk + 8192u; // reuse once QK and KK are formed
   float *s_g = (float *)(gbase + 32768), *s_b = (float *)(gbase + 33024);
   float *s_gi = (float *)(gbase + 33280); // 1 / g_s, one reciprocal per column
+  const u32 sgi = base + 33280u;          // the same, as a shared address
   float *s_a8 = (float *)(gbase + 33536); // [64][8] diagonal blocks of A
   float *s_d8 = (float *)(gbase + 35584); // [64][8] their inverses, D8
   float *s_c8 = (float *)(gbase + 37632); // [4][8][8] the blocks below them, fp16(A)
   float *s_l8 = (float *)(gbase + 38656); // [4][8][8] D16's lower-left blocks
-  const i64 row = (i64)(slot * Ho + h) * 64;
+  // The unit's first workspace row. Lean: in 32 bits, since the host keeps
+  // slots x Ho x 64 rows within 2^31 (TMA), so 2 row + 127 fits 2^32.
+  typedef typename PrepRow<LEAN>::type Row;
+  const Row row = (Row)(slot * Ho + h) * 64;
   float *ws_g = a.ws_g;
   // alpha and beta first: their latency runs under the barrier set-up and
   // the copies. Padding rows decay by 1 and write with strength 0.
@@ -781,7 +852,7 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
       tma_load_3d(sk + 0u, a.mk, 0 + 0, hk, t0 + 0, bar);
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
     }
-  } else { // the tail: rows of the next sequence are never read
+  } else if (!LEAN) { // the tail: rows of the next sequence are never read
     tail_qk128(sq, (const char *)(a.q + ((i64)t0 * a.Hq + hq) * 128), (i64)a.Hq * 256, L, tid);
     tail_qk128(sk, (const char *)(a.k + ((i64)t0 * a.Hk + hk) * 128), (i64)a.Hk * 256, L, tid);
     fence_proxy_async();
@@ -790,10 +861,24 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     s_g[tid] = logf(al);
     s_b[tid] = be;
   }
+  if (LEAN && L < 64) { // the tail, with alpha and beta no longer live
+    tail_qk128(sq, (const char *)(a.q + ((i64)t0 * a.Hq + hq) * 128), (i64)a.Hq * 256, L, tid);
+    tail_qk128(sk, (const char *)(a.k + ((i64)t0 * a.Hk + hk) * 128), (i64)a.Hk * 256, L, tid);
+    fence_proxy_async();
+  }
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 0);)
-  if (tid == 0) { // one thread, in token order: the staged reference's sum,
-    float x[64];  // with the values in registers (16-byte loads and stores)
+  if (tid == 0 && LEAN) { // one thread, in token order: the staged reference's sum,
+    float run = 0.f;         // 16 bytes at a time, so that few registers hold it
+#pragma unroll
+    for (int t = 0; t < 64; t += 4) {
+      float4 v = *(const float4 *)(s_g + t);
+      v.x += run, v.y += v.x, v.z += v.y, v.w += v.z;
+      run = v.w;
+      *(float4 *)(s_g + t) = v;
+    }
+  } else if (tid == 0) { // the same sum, with the values in registers
+    float x[64];
 #pragma unroll
     for (int t = 0; t < 64; t += 4) {
       const float4 v4 = *(const float4 *)(s_g + t);
@@ -853,13 +938,32 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   bar_sync(bid, 128); // q and k are read: their bytes now hold A, D and Z
   // One decay g_t * (1 / g_s) serves P and A. P is staged in k's bytes
   // (read by QK and KK) as it is formed, so its registers free up early.
+  if constexpr (LEAN) {
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) {
-    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    const float r0 = s <= t ? s_g[t] * s_gi[s] : 0.f, r1 = s + 1 <= t ? s_g[t] * s_gi[s + 1] : 0.f;
-    stage_pair(sk, t, s, qk[r] * r0, qk[r + 1] * r1);
-    kk[r] = s < t ? s_b[t] * (kk[r] * r0) : 0.f; // A
-    kk[r + 1] = s + 1 < t ? s_b[t] * (kk[r + 1] * r1) : 0.f;
+    for (int r = 0; r < 32; r += 2) {
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      const float2 gi = ld_shared_v2_f32(sgi + 4u * s); // 1 / g_s, 1 / g_(s + 1)
+      const float r0 = s <= t ? s_g[t] * gi.x : 0.f, r1 = s + 1 <= t ? s_g[t] * gi.y : 0.f;
+      stage_pair(sk, t, s, qk[r] * r0, qk[r + 1] * r1);
+    }
+    asm volatile("" ::: "memory"); // the decays are loaded again below, not held beside kk
+#pragma unroll
+    for (int r = 0; r < 32; r += 2) {
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      const float2 gi = ld_shared_v2_f32(sgi + 4u * s);
+      const float r0 = s_g[t] * gi.x, r1 = s_g[t] * gi.y;
+      kk[r] = s < t ? s_b[t] * (kk[r] * r0) : 0.f; // A
+      kk[r + 1] = s + 1 < t ? s_b[t] * (kk[r + 1] * r1) : 0.f;
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < 32; r += 2) {
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      const float r0 = s <= t ? s_g[t] * s_gi[s] : 0.f, r1 = s + 1 <= t ? s_g[t] * s_gi[s + 1] : 0.f;
+      stage_pair(sk, t, s, qk[r] * r0, qk[r + 1] * r1);
+      kk[r] = s < t ? s_b[t] * (kk[r] * r0) : 0.f; // A
+      kk[r + 1] = s + 1 < t ? s_b[t] * (kk[r + 1] * r1) : 0.f;
+    }
   }
 #pragma unroll
   for (int r = 0; r < 32; ++r) {
@@ -869,10 +973,22 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
     else if ((s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1) // C of the rung to 16
       s_c8[((t >> 4) * 8 + (t & 7)) * 8 + (s & 7)] = round_f16(kk[r]);
   }
-  frag_store(sa, kk, wt);
+  if constexpr (LEAN) { // fp16(A) on C_16 (rows of 16-blocks 1 and 3, columns of the
+    u32 ap[16];          // block before each) and C_32 (rows 32-63, columns 0-31)
+#pragma unroll
+    for (int r = 0; r < 32; r += 2) {
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r); // s, s + 1: one block
+      const bool c16 = ((t >> 4) & 1) && (s >> 4) == (t >> 4) - 1, c32 = t >= 32 && s < 32;
+      ap[r >> 1] = c16 || c32 ? pack_f16(kk[r], kk[r + 1]) : 0u;
+    }
+    frag_store(sa, ap, wt);
+  } else {
+    frag_store(sa, kk, wt);
+  }
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 4);)
-  ladder(sa, s_b, s_a8, s_d8, s_c8, s_l8, sd, sz, sk, a.ws_p + row * 64, a.ws_w + row * 64, wt, bid TRACE(, st));
+  ladder<LEAN>(sa, s_b, s_a8, s_d8, s_c8, s_l8, sd, sz, sk, a.ws_p + (i64)row * 64,
+               a.ws_w + (i64)row * 64, wt, bid TRACE(, st));
   TRACE(if (tid == 0 && slot * Ho + h < GDN_TRACE_UNITS) {
     gdn_trace_unit[slot * Ho + h][0] = t_start;
     gdn_trace_unit[slot * Ho + h][1] = trace_now();
@@ -904,7 +1020,24 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
   const PrepArgs a = {&map_q, &map_k, q, k, alpha, beta, cu_seqlens, ws_p, ws_w, ws_g, 0,
                       T, N, Hq, Hk, Ho};
   const u32 raw = smem_u32(smem_raw), base = (raw + 1023u) & ~1023u;
-  prepare_unit(a, blockIdx.x, blockIdx.y, base, smem_raw + (base - raw), threadIdx.x, 0);
+  prepare_unit<false>(a, blockIdx.x, blockIdx.y, base, smem_raw + (base - raw), threadIdx.x, 0);
+}
+
+// gdn_prepare_lean: the same units in fewer registers (prepare_unit's
+// LEAN), five CTAs an SM, for launches whose units would take more than one
+// wave of gdn_prepare (runtime/launch.c), where a unit's own time matters
+// less than how many run at once.
+extern "C" __global__ void __launch_bounds__(128, 5)
+gdn_prepare_lean(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
+                 const u16 *q, const u16 *k, const float *alpha, const float *beta,
+                 const int *cu_seqlens, u16 *ws_p, u16 *ws_w, float *ws_g,
+                 int T, int N, int Hq, int Hk, int Ho) {
+  extern __shared__ unsigned char smem_raw[];
+  griddep_launch();
+  const PrepArgs a = {&map_q, &map_k, q, k, alpha, beta, cu_seqlens, ws_p, ws_w, ws_g, 0,
+                      T, N, Hq, Hk, Ho};
+  const u32 raw = smem_u32(smem_raw), base = (raw + 1023u) & ~1023u;
+  prepare_unit<true>(a, blockIdx.x, blockIdx.y, base, smem_raw + (base - raw), threadIdx.x, 0);
 }
 struct ScanArgs {
   const TmaMap *mq, *mk, *mv, *mp, *mw, *mo;
@@ -1848,6 +1981,6 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     int u = split ? ((wg) >= 2 ? -1 : (wg) * (P) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
     // One call site of prepare_unit: with two, ptxas spills at 168 registers.
     for (const int R = split ? runners : units; u >= 0 && u < units; u += R)
-      prepare_unit(pa, u / Ho, u % Ho, base, smem_raw + (base - raw), wt, bid);
+      prepare_unit<false>(pa, u / Ho, u % Ho, base, smem_raw + (base - raw), wt, bid);
   }
 }

@@ -9,13 +9,14 @@ typedef struct gdn_kernel_spec {
   unsigned threads, smem_bytes;
 } gdn_kernel_spec;
 
-enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_SCAN_LANES, GDN_K_COUNT };
+enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_SCAN_LANES, GDN_K_PREPARE_LEAN, GDN_K_COUNT };
 static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
   {"gdn_prepare", "gdn_generic", 128, 40712},
   {"gdn_scan", "gdn_generic", 384, 230616},
   {"gdn_fused", "gdn_generic", 384, 230616},
   {"gdn_scan_pairs", "gdn_generic", 384, 230616},
   {"gdn_scan_lanes", "gdn_generic", 384, 230616},
+  {"gdn_prepare_lean", "gdn_generic", 128, 40712},
 };
 
 // q, k, v: 3-D maps {128, H, T}, one box = 64 columns x 1 head x 64 tokens.
@@ -41,5 +42,7 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 #define GDN_SPLIT_UNITS 2u
 // gdn_prepare CTAs one SM holds (its launch bounds).
 #define GDN_PREPARE_CTAS_PER_SM 4u
+// And gdn_prepare_lean's.
+#define GDN_PREPARE_LEAN_CTAS_PER_SM 5u
 
 #endif

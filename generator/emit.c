@@ -317,6 +317,18 @@ void emit_ld_shared_v4(Prelude *p) {
   outf(&p->text, "               : \"=r\"(x), \"=r\"(y), \"=r\"(z), \"=r\"(w) : \"r\"(src) : \"memory\");\n}\n\n");
 }
 
+/* Two fp32 values from shared memory, as a volatile asm: the compiler
+ * keeps it in program order, so a loop that loads two values a step holds
+ * two registers, not every step's values loaded ahead (the lean prepare
+ * unit's decays, which fit its register bound only this way). */
+void emit_ld_shared_v2_f32(Prelude *p) {
+  if (seen(p, "ld_shared_v2_f32"))
+    return;
+  outf(&p->text, FN " float2 ld_shared_v2_f32(u32 src) {\n  float2 v;\n");
+  outf(&p->text, "  asm volatile(\"ld.shared.v2.f32 {%%0, %%1}, [%%2];\" : \"=f\"(v.x), \"=f\"(v.y) : \"r\"(src));\n");
+  outf(&p->text, "  return v;\n}\n\n");
+}
+
 void emit_st_global_v4(Prelude *p) {
   if (seen(p, "st_global_v4"))
     return;

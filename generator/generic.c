@@ -161,6 +161,7 @@ static void common_prelude(Prelude *p) {
   emit_bar_sync(p);
   emit_st_shared_u32(p);
   emit_ld_shared_v4(p);
+  emit_ld_shared_v2_f32(p);
   emit_st_global_v4(p);
   emit_cvt_pack(p, DT_BF16);
   emit_cvt_pack(p, DT_F16);
@@ -197,6 +198,9 @@ static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots 
  * the chains waited for them; two measured faster (docs/generic.md).
  * gdn_prepare's __launch_bounds__ minimum: CTAs that share an SM. */
 enum { FUSED_UNITS = 2, PREPARE_CTAS_PER_SM = 4 };
+/* gdn_prepare_lean's: one more CTA an SM, for launches of more than one
+ * wave of gdn_prepare (prepare_unit's LEAN form fits the registers). */
+enum { PREPARE_LEAN_CTAS_PER_SM = 5 };
 
 /* The prepare unit that warpgroup wg of gdn_fused's prepare CTA j runs (-1:
  * none): the first `single` CTAs one unit each, then FUSED_UNITS each (a
@@ -248,7 +252,8 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
               {"D8_OFF", d8}, {"C8_OFF", c8}, {"L8_OFF", l8}, {"BAR_OFF", bar},
               {"QK_BYTES", 2 * tile_bytes(&TILE_QK)}, {"Z_IN_K", tile_bytes(&TILE_D)},
               {"UNIT_BYTES", off}, {"OUT_ROW", OUT_ROW},
-              {"CTAS_PER_SM", PREPARE_CTAS_PER_SM}};
+              {"CTAS_PER_SM", PREPARE_CTAS_PER_SM},
+              {"LEAN_CTAS_PER_SM", PREPARE_LEAN_CTAS_PER_SM}};
   for (size_t i = 0; i < COUNT_OF(nums); i++)
     slot_add(&sl, nums[i].name, "%u", nums[i].v);
   /* A (fp32, fragment order) takes q's bytes, D and Z take k's. */
@@ -608,7 +613,7 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "#ifndef GDN_KERNELS_H\n#define GDN_KERNELS_H\n\n");
   outf(o, "typedef struct gdn_kernel_spec {\n  const char *name, *file;\n");
   outf(o, "  unsigned threads, smem_bytes;\n} gdn_kernel_spec;\n\n");
-  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_SCAN_LANES, GDN_K_COUNT };\n");
+  outf(o, "enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_SCAN_LANES, GDN_K_PREPARE_LEAN, GDN_K_COUNT };\n");
   outf(o, "static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {\n");
   for (int i = 0; i < n; i++)
     outf(o, "  {\"%s\", \"gdn_generic\", %u, %u},\n", ki[i].name, ki[i].threads, ki[i].smem);
@@ -633,14 +638,16 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "#define GDN_SPLIT_RUNNER(j, wg, P) " SPLIT_RUNNER_FMT "\n", SPLIT_UNITS);
   outf(o, "#define GDN_SPLIT_UNITS %du\n", SPLIT_UNITS);
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
-  outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n\n#endif\n", PREPARE_CTAS_PER_SM);
+  outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n", PREPARE_CTAS_PER_SM);
+  outf(o, "// And gdn_prepare_lean's.\n");
+  outf(o, "#define GDN_PREPARE_LEAN_CTAS_PER_SM %du\n\n#endif\n", PREPARE_LEAN_CTAS_PER_SM);
 }
 
 int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d) {
   Prelude p;
   prelude_init(&p, arch);
   common_prelude(&p);
-  KernelInfo ki[5];
+  KernelInfo ki[6];
   Out kernels, file, table;
   out_init(&kernels);
   out_init(&file);
@@ -653,6 +660,8 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   ki[3].name = "gdn_scan_pairs";
   ki[4] = ki[1]; /* gdn_scan_lanes: the same */
   ki[4].name = "gdn_scan_lanes";
+  ki[5] = ki[0]; /* gdn_prepare_lean: gdn_prepare's template, threads and memory */
+  ki[5].name = "gdn_prepare_lean";
   if (rc == 0) {
     gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan, or both in gdn_fused.", arch, "//");
     outf(&file, "\n");
@@ -663,7 +672,7 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
     free(path);
   }
   if (rc == 0) {
-    kernel_table(&table, ki, 5);
+    kernel_table(&table, ki, 6);
     char *path = path_join(out_dir, "gdn_kernels.h");
     rc = out_write_file(&table, path, d);
     free(path);

@@ -60,6 +60,13 @@ static gdn_status load_kernels(gdn_handle *h, unsigned flags) {
                            (int)k->smem_bytes);
     if (r != CUDA_SUCCESS)
       return gdn_cu_fail(h, r, "cuFuncSetAttribute (shared memory)");
+    /* The largest shared-memory carveout for every kernel: the scan kernels
+     * need it anyway, and gdn_prepare_lean's CTAs fill an SM only with it
+     * (five of about 41 KB), where the driver's own choice might hold fewer. */
+    r = cuFuncSetAttribute(h->fn[i], CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                           CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+    if (r != CUDA_SUCCESS)
+      return gdn_cu_fail(h, r, "cuFuncSetAttribute (carveout)");
   }
   return GDN_OK;
 }

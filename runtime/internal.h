@@ -69,6 +69,10 @@ typedef struct gdn_fused_grid {
   unsigned ctas;
 } gdn_fused_grid;
 int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g);
+/* The chunk slots gdn_prepare's grid covers, and whether it runs as
+ * gdn_prepare_lean (more units than one wave of gdn_prepare). */
+int64_t gdn_prepare_slots(const gdn_plan *p);
+int gdn_prepare_lean_plan(const gdn_plan *p, int sms);
 /* Whether a call that takes gdn_prepare then a scan takes gdn_scan_pairs
  * (each scan CTA a pair) instead of gdn_scan. */
 int gdn_scan_pairs_plan(const gdn_plan *p, int sms);

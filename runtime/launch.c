@@ -102,11 +102,9 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
   }
   void *prep[] = {&mq, &mk, (void *)&a->q, (void *)&a->k, (void *)&a->alpha, (void *)&a->beta,
                   (void *)&a->cu_seqlens, &ws_p, &ws_w, &ws_g, &T, &N, &Hq, &Hk, &Ho};
-  /* One sequence uses ceil(T / 64) of its T / 64 + 1 slots: the CTA of the
-   * unused one would only take an SM's place (one slot and head per CTA,
-   * and the scan waits for the whole grid). */
-  int64_t used = p->N == 1 ? (p->T + 63) / 64 : p->slots;
-  s = launch(h, GDN_K_PREPARE, (unsigned)used, (unsigned)Ho, 1, prep, 1, 0, stream);
+  int64_t used = gdn_prepare_slots(p);
+  int k = gdn_prepare_lean_plan(p, h->sms) ? GDN_K_PREPARE_LEAN : GDN_K_PREPARE;
+  s = launch(h, k, (unsigned)used, (unsigned)Ho, 1, prep, 1, 0, stream);
   if (s != GDN_OK)
     return s;
   void *scan[] = {&mq, &mk, &mv, &mp, &mw, &mo, (void *)&a->q, (void *)&a->k, (void *)&a->v, &ws_g,

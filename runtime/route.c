@@ -76,6 +76,21 @@ int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g) {
   return 1;
 }
 
+/* One sequence uses ceil(T / 64) of its T / 64 + 1 slots: the CTA of the
+ * unused one would only take an SM's place (one slot and head per CTA, and
+ * the scan waits for the whole grid). */
+int64_t gdn_prepare_slots(const gdn_plan *p) {
+  return p->N == 1 ? (p->T + 63) / 64 : p->slots;
+}
+
+/* A unit of gdn_prepare_lean takes longer alone (5.1 us against 4.5 on the
+ * H200) but five share an SM instead of four: it pays where gdn_prepare's
+ * units would take more than one wave (n10: 592 CTAs on 132 SMs, n20), not
+ * where they all run at once (docs/generic.md). */
+int gdn_prepare_lean_plan(const gdn_plan *p, int sms) {
+  return gdn_prepare_slots(p) * p->Ho > (int64_t)GDN_PREPARE_CTAS_PER_SM * sms;
+}
+
 /* Pairs take the output off the chain's SM (its step 0.86 us instead of
  * 1.06), at the cost of a hand-off across SMs; where the SMs hold every
  * pair at once, no pair waits for an SM. */

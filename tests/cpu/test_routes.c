@@ -450,6 +450,23 @@ static void test_scan_lanes(void **state) {
   }
 }
 
+/* gdn_prepare_lean where gdn_prepare's units would take more than one
+ * wave (four CTAs an SM): n10 (74 slots x 8 heads = 592 > 528) and n20 on
+ * 132 SMs, not t512, t1024-hv16 or a one-sequence call that fits. */
+static void test_prepare_lean(void **state) {
+  (void)state;
+  struct { int64_t T; int N, Ho, sms, want; } c[] = {
+      {4096, 10, 8, 132, 1}, {8192, 20, 16, 132, 1}, {512, 1, 8, 132, 0}, {1024, 1, 16, 132, 0},
+      {4224, 1, 8, 132, 0},  {4225, 1, 8, 132, 1},   {4161, 1, 8, 130, 1},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    gdn_plan p = {.T = c[i].T, .N = c[i].N, .Ho = c[i].Ho, .slots = c[i].T / 64 + c[i].N};
+    if (gdn_prepare_lean_plan(&p, c[i].sms) != c[i].want)
+      fail_msg("T=%lld N=%d Ho=%d on %d SMs: lean %d, want %d", (long long)c[i].T, c[i].N,
+               c[i].Ho, c[i].sms, !c[i].want, c[i].want);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_is_sane),
@@ -461,6 +478,7 @@ int main(void) {
       cmocka_unit_test(test_fused_grid),
       cmocka_unit_test(test_scan_pairs),
       cmocka_unit_test(test_scan_lanes),
+      cmocka_unit_test(test_prepare_lean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
