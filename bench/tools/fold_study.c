@@ -1,13 +1,16 @@
-/* fold_study.c: how accurate the state update is when folded into one
- * product a chunk (a CPU study for docs/generic.md, not a test).
+/* fold_study.c: how accurate the staged forms that would shorten the
+ * state chain are (a CPU study for docs/generic.md, not a test).
  *
  * The staged reference advances the state through three dependent
  * products (numerics.md, "Scan and output"); the folded update
  * (numerics.md, "The folded update"; ref_staged_folded) advances it by one,
- * S' = g_L S - Sb Mp + Yd^T K, whose Mp and Yd do not depend on the state.
- * This program runs both on one sequence drawn as the benchmark draws its
- * inputs and prints their errors against the fp64 recurrence and against
- * each other.
+ * S' = g_L S - Sb Mp + Yd^T K, whose Mp and Yd do not depend on the state;
+ * the look-ahead projection ("The look-ahead projection"; ref_staged_ahead)
+ * forms each chunk's K S^T from the previous chunk's values, so that the
+ * state update leaves the chain. This program runs the three on one
+ * sequence drawn as the benchmark draws its inputs and prints their errors
+ * against the fp64 recurrence and the other two forms' against the staged
+ * reference.
  *
  *   make build/fold_study && build/fold_study T HEADS [FLAGS]
  * (FLAGS: ref_problem_random's). */
@@ -44,18 +47,22 @@ int main(int argc, char **argv) {
   ref_rng rng = ref_rng_seed(0x5eedu + (uint64_t)T);
   ref_problem_owned *po = ref_problem_random(&rng, &T, 1, H, H, H, flags);
   size_t no = (size_t)T * H * REF_D, ns = (size_t)H * REF_D * REF_D;
-  double *o[3], *s[3]; /* fp64, staged, folded */
-  for (int i = 0; i < 3; i++)
+  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead};
+  static const char *const names[] = {"fp64", "staged", "folded", "ahead"};
+  double *o[4], *s[4]; /* fp64, then the forms */
+  for (int i = 0; i < 4; i++)
     if (!(o[i] = malloc(no * 8)) || !(s[i] = malloc(ns * 8)))
       return fprintf(stderr, "out of memory\n"), 1;
-  if (!po || ref_recurrence(&po->p, o[0], s[0]) ||
-      run(&po->p, ref_staged, o[1], s[1], no, ns) ||
-      run(&po->p, ref_staged_folded, o[2], s[2], no, ns))
+  if (!po || ref_recurrence(&po->p, o[0], s[0]))
     return fprintf(stderr, "out of memory\n"), 1;
-  for (int i = 1; i < 3; i++)
+  for (int i = 1; i < 4; i++)
+    if (run(&po->p, forms[i - 1], o[i], s[i], no, ns))
+      return fprintf(stderr, "out of memory\n"), 1;
+  for (int i = 1; i < 4; i++)
     printf("T %d, %d heads, flags %u, %s: against fp64 o %.3e, state %.3e\n", (int)T, H, flags,
-           i == 1 ? "staged" : "folded", ref_rel_rms(o[i], o[0], no), ref_rel_rms(s[i], s[0], ns));
-  printf("folded against staged: o %.3e, state %.3e\n", ref_rel_rms(o[2], o[1], no),
-         ref_rel_rms(s[2], s[1], ns));
+           names[i], ref_rel_rms(o[i], o[0], no), ref_rel_rms(s[i], s[0], ns));
+  for (int i = 2; i < 4; i++)
+    printf("%s against staged: o %.3e, state %.3e\n", names[i], ref_rel_rms(o[i], o[1], no),
+           ref_rel_rms(s[i], s[1], ns));
   return 0;
 }

@@ -184,6 +184,12 @@ int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep
                            float scale, uint16_t o[REF_C][REF_D]);
 int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state);
 
+/* The same with the look-ahead projection of numerics.md ("The look-ahead
+ * projection"): every chunk after a sequence's first forms KS from the
+ * previous chunk's state operand, Ud and K instead of from its own state
+ * operand. Returns 0, or -1 for an invalid problem or when memory runs out. */
+int ref_staged_ahead(const ref_problem *p, uint16_t *o, float *final_state);
+
 #ifdef __cplusplus
 }
 #endif

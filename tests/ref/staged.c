@@ -240,13 +240,17 @@ static void chunk_output(const scan_chunk *c, int v, const float *op,
   }
 }
 
-/* Step 6: Ud[t][v] = bf16(U[t][v] * (g_L / g_t)) from the fp32 U;
- * S[v][k] = g_L S[v][k] + sum_t Ud[t][v] K[t][k], accumulator at g_L S. */
+/* Step 6, first half: Ud[t][v] = bf16(U[t][v] * (g_L / g_t)) from the fp32 U. */
+static void decayed_values(const scan_chunk *c, const float *u, float *ud /* [64] */) {
+  for (int t = 0; t < REF_C; t++)
+    ud[t] = ref_round_bf16(u[t] * (c->gL / c->g[t]));
+}
+
+/* Step 6: S[v][k] = g_L S[v][k] + sum_t Ud[t][v] K[t][k], accumulator at g_L S. */
 static void advance_state(float *Srow /* [128] */, const scan_chunk *c,
                           const float *u) {
   float ud[REF_C];
-  for (int t = 0; t < REF_C; t++)
-    ud[t] = ref_round_bf16(u[t] * (c->gL / c->g[t]));
+  decayed_values(c, u, ud);
   for (int k = 0; k < REF_D; k++) {
     float acc = c->gL * Srow[k];
     for (int t = 0; t < REF_C; t++)
@@ -356,6 +360,67 @@ int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep
   return 0;
 }
 
+/* ---- the look-ahead projection (numerics.md, "The look-ahead projection") */
+
+/* What chunk c of a sequence leaves for chunk c + 1's KS: Sb of the state
+ * that entered chunk c, chunk c's Ud, K and g_L. `have` is 0 at a
+ * sequence's first chunk, whose KS is step 3's. */
+typedef struct ref_ahead {
+  int have;
+  float gL;
+  float sb[REF_D][REF_D]; /* [v][k] */
+  float ud[REF_D][REF_C]; /* [v][t] */
+  float k[REF_C][REF_D];
+} ref_ahead;
+
+/* A1: B[s][t] = bf16(K_c[s] . K_{c+1}[t]). */
+static void key_overlap(const ref_ahead *a, const ref_chunk_in *in, float B[REF_C][REF_C]) {
+  for (int s = 0; s < REF_C; s++)
+    for (int t = 0; t < REF_C; t++)
+      B[s][t] = ref_round_bf16(dot_f32(0.0f, a->k[s], in->k[t], REF_D));
+}
+
+/* A2: KS[t][v] = g_L(c) (K_{c+1}[t] . Sb_c[v]) + sum_s Ud_c[s][v] B[s][t],
+ * the accumulator starting at the first term, the Ud terms in s order. */
+static void project_ahead(const ref_ahead *a, const float B[REF_C][REF_C],
+                          const ref_chunk_in *in, int v, float *ks /* [64] */) {
+  for (int t = 0; t < REF_C; t++) {
+    float acc = a->gL * dot_f32(0.0f, in->k[t], a->sb[v], REF_D);
+    for (int s = 0; s < REF_C; s++)
+      acc += a->ud[v][s] * B[s][t];
+    ks[t] = acc;
+  }
+}
+
+/* Steps 1-6 for every row v, KS from the previous chunk where there is
+ * one; then what this chunk leaves for the next. */
+static int chunk_scan_ahead(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                            float scale, uint16_t o[REF_C][REF_D], ref_ahead *a) {
+  float(*B)[REF_C] = malloc(sizeof(float[REF_C][REF_C]));
+  if (!B)
+    return -1;
+  scan_chunk c;
+  scan_chunk_init(&c, in, prep, scale);
+  if (a->have)
+    key_overlap(a, in, B);
+  for (int v = 0; v < REF_D; v++) {
+    float *Srow = S + (size_t)v * REF_D, sb[REF_D], op[REF_C], ks[REF_C], u[REF_C];
+    state_operand(Srow, sb);
+    project_state(sb, in, op, ks);
+    if (a->have)
+      project_ahead(a, (const float(*)[REF_C])B, in, v, ks);
+    correct_values(&c, v, ks, u);
+    chunk_output(&c, v, op, u, o);
+    decayed_values(&c, u, a->ud[v]);
+    memcpy(a->sb[v], sb, sizeof sb);
+    advance_state(Srow, &c, u);
+  }
+  memcpy(a->k, in->k, sizeof a->k);
+  a->gL = c.gL, a->have = 1;
+  free(B);
+  return 0;
+}
+
 /* ---- the whole problem --------------------------------------------------- */
 
 typedef struct staged_scratch {
@@ -363,18 +428,28 @@ typedef struct staged_scratch {
   ref_chunk_prep prep;
   float S[REF_D * REF_D];      /* [V][K] */
   uint16_t o[REF_C][REF_D];
+  ref_ahead ahead;
 } staged_scratch;
 
 /* Sequence n on output head h, chunk after chunk, from its own initial
- * state to its own final state; o rows go back to their packed tokens. */
+ * state to its own final state; o rows go back to their packed tokens.
+ * `ahead`: what the look-ahead form carries from chunk to chunk (unused by
+ * the other forms). */
 typedef int (*chunk_scan_fn)(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
-                             float scale, uint16_t o[REF_C][REF_D]);
+                             float scale, uint16_t o[REF_C][REF_D], ref_ahead *ahead);
 
 /* ref_chunk_scan in that form: it cannot fail. */
 static int chunk_scan(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep, float scale,
-                      uint16_t o[REF_C][REF_D]) {
+                      uint16_t o[REF_C][REF_D], ref_ahead *ahead) {
+  (void)ahead;
   ref_chunk_scan(S, in, prep, scale, o);
   return 0;
+}
+
+static int chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                             float scale, uint16_t o[REF_C][REF_D], ref_ahead *ahead) {
+  (void)ahead;
+  return ref_chunk_scan_folded(S, in, prep, scale, o);
 }
 
 static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
@@ -384,9 +459,10 @@ static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
   size_t slot = ((size_t)n * Ho + h) * REF_D * REF_D;
   for (size_t i = 0; i < (size_t)REF_D * REF_D; i++)
     w->S[i] = p->initial_state ? p->initial_state[slot + i] : 0.0f;
+  w->ahead.have = 0;
   for (int c = 0; ref_chunk_gather(p, n, c, h, &w->in) == 0; c++) {
     ref_chunk_prepare(&w->in, &w->prep);
-    if (scan(w->S, &w->in, &w->prep, p->scale, w->o))
+    if (scan(w->S, &w->in, &w->prep, p->scale, w->o, &w->ahead))
       return -1;
     size_t tok = (size_t)p->cu_seqlens[n] + (size_t)c * REF_C;
     for (int t = 0; t < w->in.L; t++)
@@ -417,5 +493,9 @@ int ref_staged(const ref_problem *p, uint16_t *o, float *final_state) {
 }
 
 int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state) {
-  return run_problem(p, ref_chunk_scan_folded, o, final_state);
+  return run_problem(p, chunk_scan_folded, o, final_state);
+}
+
+int ref_staged_ahead(const ref_problem *p, uint16_t *o, float *final_state) {
+  return run_problem(p, chunk_scan_ahead, o, final_state);
 }
