@@ -1008,19 +1008,29 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   }
 }
 
+// The parameters of gdn_prepare and gdn_prepare_lean (runtime/launch.c
+// passes the same list to each); each kernel declares its own maps.
+#define PREPARE_PARAMS                                                                    \
+  const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,             \
+      const u16 *q, const u16 *k, const float *alpha, const float *beta,                  \
+      const int *cu_seqlens, u16 *ws_p, u16 *ws_w, float *ws_g, int T, int N, int Hq,     \
+      int Hk, int Ho
+
+// A prepare CTA: one unit, chunk slot blockIdx.x of output head blockIdx.y.
+template <bool LEAN>
+static __device__ __forceinline__ void prepare_cta(const PrepArgs &a, unsigned char *smem_raw) {
+  const u32 raw = smem_u32(smem_raw), base = (raw + 1023u) & ~1023u;
+  prepare_unit<LEAN>(a, blockIdx.x, blockIdx.y, base, smem_raw + (base - raw), threadIdx.x, 0);
+}
+
 // gdn_prepare: one prepare unit per CTA, grid (chunk slots, output heads).
 // Four CTAs share an SM, since each is a chain of short dependent steps.
-extern "C" __global__ void __launch_bounds__(128, 4)
-gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
-            const u16 *q, const u16 *k, const float *alpha, const float *beta,
-            const int *cu_seqlens, u16 *ws_p, u16 *ws_w, float *ws_g,
-            int T, int N, int Hq, int Hk, int Ho) {
+extern "C" __global__ void __launch_bounds__(128, 4) gdn_prepare(PREPARE_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   griddep_launch(); // gdn_scan may start its prologue; it waits for this grid before reading it
   const PrepArgs a = {&map_q, &map_k, q, k, alpha, beta, cu_seqlens, ws_p, ws_w, ws_g, 0,
                       T, N, Hq, Hk, Ho};
-  const u32 raw = smem_u32(smem_raw), base = (raw + 1023u) & ~1023u;
-  prepare_unit<false>(a, blockIdx.x, blockIdx.y, base, smem_raw + (base - raw), threadIdx.x, 0);
+  prepare_cta<false>(a, smem_raw);
 }
 
 // gdn_prepare_lean: the same units in fewer registers (prepare_unit's
@@ -1028,16 +1038,12 @@ gdn_prepare(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap
 // wave of gdn_prepare (runtime/launch.c), where a unit's own time matters
 // less than how many run at once.
 extern "C" __global__ void __launch_bounds__(128, 5)
-gdn_prepare_lean(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
-                 const u16 *q, const u16 *k, const float *alpha, const float *beta,
-                 const int *cu_seqlens, u16 *ws_p, u16 *ws_w, float *ws_g,
-                 int T, int N, int Hq, int Hk, int Ho) {
+gdn_prepare_lean(PREPARE_PARAMS) {
   extern __shared__ unsigned char smem_raw[];
   griddep_launch();
   const PrepArgs a = {&map_q, &map_k, q, k, alpha, beta, cu_seqlens, ws_p, ws_w, ws_g, 0,
                       T, N, Hq, Hk, Ho};
-  const u32 raw = smem_u32(smem_raw), base = (raw + 1023u) & ~1023u;
-  prepare_unit<true>(a, blockIdx.x, blockIdx.y, base, smem_raw + (base - raw), threadIdx.x, 0);
+  prepare_cta<true>(a, smem_raw);
 }
 struct ScanArgs {
   const TmaMap *mq, *mk, *mv, *mp, *mw, *mo;
