@@ -8,7 +8,10 @@
 # on stdout. Build here first: `make gpu-test` and bench/tools/ab_build.sh.
 #   bench/tools/ab_device.sh OUTDIR [ITERS]
 # AB_RACE_CASES narrows racecheck (default in ab_check.sh); with more than
-# three or four builds, give ab_check.sh a call of its own.
+# three or four builds, give ab_check.sh a call of its own. With AB_PACK=FILE
+# (outside OUTDIR) the logs end packed into FILE (.tgz) and OUTDIR is
+# removed, for a machine that returns a folder's files only up to some
+# count (the timelines alone are three a build).
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR [ITERS]" >&2; exit 2; }
 out=$1 iters=${2:-200}
@@ -27,4 +30,7 @@ if [ "$left" -gt 30 ]; then
   timeout "$left" bash bench/tools/ab_check.sh "$out/ab-check" | tee "$out/ab-check.txt"
 else
   echo "== no time left for bench/tools/ab_check.sh: run it in a call of its own"
+fi
+if [ -n "${AB_PACK:-}" ]; then
+  tar -czf "$AB_PACK" -C "$out" . && rm -rf "$out" && echo "== logs packed into $AB_PACK"
 fi
