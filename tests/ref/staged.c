@@ -248,9 +248,7 @@ static void decayed_values(const scan_chunk *c, const float *u, float *ud /* [64
 
 /* Step 6: S[v][k] = g_L S[v][k] + sum_t Ud[t][v] K[t][k], accumulator at g_L S. */
 static void advance_state(float *Srow /* [128] */, const scan_chunk *c,
-                          const float *u) {
-  float ud[REF_C];
-  decayed_values(c, u, ud);
+                          const float *ud /* [64] */) {
   for (int k = 0; k < REF_D; k++) {
     float acc = c->gL * Srow[k];
     for (int t = 0; t < REF_C; t++)
@@ -269,13 +267,14 @@ static void scan_chunk_init(scan_chunk *c, const ref_chunk_in *in, const ref_chu
     }
 }
 
-/* Steps 1-5 for state row v: its operand sb, U's column u and o's column. */
-static void row_outputs(const scan_chunk *c, int v, const float *Srow, float *sb /* [128] */,
-                        float *u /* [64] */, uint16_t o[REF_C][REF_D]) {
+/* Steps 1-5 for state row v: its operand sb, U's column u and o's column;
+ * KS from ks_ahead where the look-ahead formed it, else step 3's. */
+static void row_outputs(const scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
+                        float *sb /* [128] */, float *u /* [64] */, uint16_t o[REF_C][REF_D]) {
   float op[REF_C], ks[REF_C];
   state_operand(Srow, sb);
   project_state(sb, c->in, op, ks);
-  correct_values(c, v, ks, u);
+  correct_values(c, v, ks_ahead ? ks_ahead : ks, u);
   chunk_output(c, v, op, u, o);
 }
 
@@ -285,9 +284,10 @@ void ref_chunk_scan(float *S, const ref_chunk_in *in,
   scan_chunk c;
   scan_chunk_init(&c, in, prep, scale);
   for (int v = 0; v < REF_D; v++) {
-    float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C];
-    row_outputs(&c, v, Srow, sb, u, o);
-    advance_state(Srow, &c, u);
+    float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C], ud[REF_C];
+    row_outputs(&c, v, Srow, NULL, sb, u, o);
+    decayed_values(&c, u, ud);
+    advance_state(Srow, &c, ud);
   }
 }
 
@@ -353,7 +353,7 @@ int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep
   fold_operator(&c, f);
   for (int v = 0; v < REF_D; v++) {
     float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C];
-    row_outputs(&c, v, Srow, sb, u, o);
+    row_outputs(&c, v, Srow, NULL, sb, u, o);
     advance_state_folded(Srow, sb, &c, v, f->Mp);
   }
   free(f);
@@ -404,16 +404,13 @@ static int chunk_scan_ahead(float *S, const ref_chunk_in *in, const ref_chunk_pr
   if (a->have)
     key_overlap(a, in, B);
   for (int v = 0; v < REF_D; v++) {
-    float *Srow = S + (size_t)v * REF_D, sb[REF_D], op[REF_C], ks[REF_C], u[REF_C];
-    state_operand(Srow, sb);
-    project_state(sb, in, op, ks);
+    float *Srow = S + (size_t)v * REF_D, sb[REF_D], ks[REF_C], u[REF_C];
     if (a->have)
       project_ahead(a, (const float(*)[REF_C])B, in, v, ks);
-    correct_values(&c, v, ks, u);
-    chunk_output(&c, v, op, u, o);
+    row_outputs(&c, v, Srow, a->have ? ks : NULL, sb, u, o);
     decayed_values(&c, u, a->ud[v]);
     memcpy(a->sb[v], sb, sizeof sb);
-    advance_state(Srow, &c, u);
+    advance_state(Srow, &c, a->ud[v]);
   }
   memcpy(a->k, in->k, sizeof a->k);
   a->gL = c.gL, a->have = 1;
