@@ -134,6 +134,7 @@ static void read_trace(gdn_handle *h, gdn_trace *t) {
 /* One more call, alone, as the device figure runs it (a replay of a
  * captured call, so no launch waits for the host), and its timeline as CSV
  * lines: row, kind (scan: the CTA's start and chain end, chunk c's wait;
+ * entry: the kernel's entry in the CTA and the start of its state's loads;
  * outc: the output warpgroup's wait for chunk c; out: the output stores'
  * end; unit: a prepare unit's start and end; ustep: the end of a unit's
  * stage, in t0),
@@ -162,6 +163,9 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
       continue;
     fprintf(f, "%s,scan,%d,-1,%llu,%llu\n", r->name, i, (unsigned long long)(s[0][0] - t0),
             (unsigned long long)(s[0][1] - t0));
+    if (t.out[i][0][0] >= t0)
+      fprintf(f, "%s,entry,%d,-1,%llu,%llu\n", r->name, i,
+              (unsigned long long)(t.out[i][0][0] - t0), (unsigned long long)(t.out[i][0][1] - t0));
     int n = (int)s[GDN_TRACE_ROWS - 1][1];
     for (int k = 0; k < n && k < GDN_TRACE_ROWS - 2; k++)
       fprintf(f, "%s,scan,%d,%d,%llu,%llu\n", r->name, i, k,

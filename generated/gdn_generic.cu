@@ -1073,6 +1073,7 @@ struct ScanArgs {
   u32 base, bar;
   unsigned char *gbase;
   TRACE(int cta;) // (rank * Ho + head) * 2 + half: the item's index in gdn_scan's order
+  TRACE(u64 entry;) // the kernel's entry in this CTA
 };
 
 // The sequences this CTA scans, one after another: lane z of L. In a batch
@@ -1713,6 +1714,10 @@ static __device__ __forceinline__ void state_role(ScanArgs a, int wt) {
     const i64 state = ((i64)a.seq * a.Ho + a.h) * 128 * 128;
     const float *h0 = a.h0 ? a.h0 + state : 0;
     float *ht = a.ht ? a.ht + state : 0;
+    TRACE(if (i == 0 && wt == 0 && a.cta < GDN_TRACE_CTAS) {
+      gdn_trace_out[a.cta][0][0] = a.entry;
+      gdn_trace_out[a.cta][0][1] = trace_now();
+    })
     float S[64]; // registers r, r + 1 hold adjacent columns: 8-byte accesses
 #pragma unroll
     for (int r = 0; r < 64; r += 2) {
@@ -1816,6 +1821,7 @@ template <bool LANES>
 static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem_raw,
                                                const int *cu_seqlens, const float *h0, float *ht,
                                                int T, int N, int L, int z) {
+  TRACE(a.entry = trace_now();)
   const int tid = threadIdx.x;
   const u32 raw = smem_u32(smem_raw);
   a.base = (raw + 1023u) & ~1023u;

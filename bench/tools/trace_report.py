@@ -25,6 +25,7 @@ from collections import defaultdict
 
 def load(path):
     rows = defaultdict(lambda: {'scan': defaultdict(dict), 'outc': defaultdict(dict), 'out': {},
+                                'entry': {},
                                 'unit': {}, 'ustep': defaultdict(dict)})
     with open(path) as f:
         for r in csv.DictReader(f):
@@ -36,6 +37,8 @@ def load(path):
                 rows[row]['outc'][i][c] = (t0, t1)  # the output warpgroup's wait for chunk c
             elif kind == 'out':
                 rows[row]['out'][i] = t0
+            elif kind == 'entry':
+                rows[row]['entry'][i] = (t0, t1)  # kernel entry, the state's loads begin
             elif kind == 'ustep':
                 rows[row]['ustep'][i][c] = t0  # the end of unit i's stage c
             else:
@@ -116,6 +119,11 @@ def report(name, d):
     print('| quantity (us) | min / median / max |')
     print('|---|---|')
     print(f'| scan CTAs | {len(ctas)} |')
+    entry = [(e, d['scan'][i][-1][0]) for i, e in d['entry'].items() if -1 in d['scan'][i]]
+    if entry:  # traces written before the entry stamp have none
+        print(f'| CTA entry | {spread([e[0] for e, _ in entry])} |')
+        print(f'| entry to the state\'s loads | {spread([e[1] - e[0] for e, _ in entry])} |')
+        print(f'| initial state loaded (to CTA start) | {spread([s - e[1] for e, s in entry])} |')
     for key, what in [('start', 'CTA start'), ('first', "first chunk's data"),
                       ('step', 'chunk step (median per CTA)'), ('wait', 'waits for stages, all'),
                       ('wait_later', 'waits after the first chunk'), ('end', 'chain end')]:

@@ -259,7 +259,7 @@ static void test_nvrtc(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
  * exists for every used chunk slot, its stages in order inside it. */
 static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int Ho, char *why,
                             size_t len) {
-  int sorted[NLENS], units = 0;
+  int sorted[NLENS], units = 0, entries = 0;
   for (int i = 0; i < n; i++) {
     int rank = 0;
     for (int j = 0; j < n; j++)
@@ -271,13 +271,19 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     const uint64_t(*s)[2] = t->scan[i];
     int want = i < 2 * Ho * n ? sorted[i / (2 * Ho)] : 0;
     if (!want) {
-      if (s[0][0] || s[GDN_TRACE_ROWS - 1][0] || t->out[i][1][0])
+      if (s[0][0] || s[GDN_TRACE_ROWS - 1][0] || t->out[i][0][0] || t->out[i][1][0])
         return snprintf(why, len, "CTA %d of %d has a timeline", i, 2 * Ho * n), 0;
       continue;
     }
     if ((int)s[GDN_TRACE_ROWS - 1][1] != want)
       return snprintf(why, len, "CTA %d: %d chunks, want %d", i, (int)s[GDN_TRACE_ROWS - 1][1],
                       want), 0;
+    /* Entry, then the state's loads, then the chain's first stamp, in one
+     * thread (a CTA of lanes stamps its first sequence's entry alone). */
+    const uint64_t *e = t->out[i][0], slack0 = 256;
+    if (e[0] && (e[1] + slack0 < e[0] || s[0][0] + slack0 < e[1]))
+      return snprintf(why, len, "CTA %d: entry stamps out of order", i), 0;
+    entries += e[0] != 0;
     uint64_t prev = s[0][0];
     for (int c = 0; c < want; c++) {
       if (!prev || s[1 + c][0] < prev || s[1 + c][1] < s[1 + c][0])
@@ -325,6 +331,8 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     }
   if (seen != units)
     return snprintf(why, len, "%d units traced, %d used", seen, units), 0;
+  if (!entries)
+    return snprintf(why, len, "no scan CTA stamped its entry"), 0;
   return 1;
 }
 
