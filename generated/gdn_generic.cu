@@ -1962,7 +1962,8 @@ gdn_scan_pairs(SCAN_PARAMS) {
 //
 // With `split`, the grid is launched in clusters of two, and scan CTA s
 // becomes a pair (gdn_scan_helpers: hand_out, hand_in): CTA 2 s runs its
-// state chain, CTA 2 s + 1 its output, and the prepare CTAs come after all
+// state chain and outputs the last chunk (`tail`, as in gdn_scan_pairs),
+// CTA 2 s + 1 the output of the others, and the prepare CTAs come after all
 // pairs, 2 runners to a CTA. The host splits only when the pairs
 // leave SMs to spare.
 extern "C" __global__ void __launch_bounds__(384, 1)
@@ -1985,7 +1986,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
     ScanArgs a;
     SCAN_ARGS_COMMON(a, ws_f);
-    scan_kind(a, split ? 1 + (b & 1) : 0, 0);
+    scan_kind(a, split ? 1 + (b & 1) : 0, split); // the chain CTA outputs the last chunk
     a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho;
     scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho));
   } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
