@@ -1065,7 +1065,7 @@ struct ScanArgs {
   // phase tph (earlier items' short chunks completed the others).
   int seq, bos, eos, slot0, nchunks, g0, tph;
   int kind; // 0: the whole scan; a split pair's 1: chain CTA, 2: output CTA
-  int tail; // a split chain CTA outputs the last chunk itself (gdn_scan_pairs)
+  int tail; // a split chain CTA outputs the last chunk itself (gdn_scan_pairs, gdn_fused)
   int nout; // chunks the output warpgroups take: all, or with `tail` all but the last
   int nh;   // hand-off slots the output warpgroup cycles through
   int hs;   // log2 of those the state warpgroup cycles through
