@@ -119,7 +119,7 @@ def report(name, d):
     print('| quantity (us) | min / median / max |')
     print('|---|---|')
     print(f'| scan CTAs | {len(ctas)} |')
-    entry = [(e, d['scan'][i][-1][0]) for i, e in d['entry'].items() if -1 in d['scan'][i]]
+    entry = [(e, d['scan'][i][-1][0]) for i, e in d['entry'].items() if -1 in d['scan'].get(i, {})]
     if entry:  # traces written before the entry stamp have none
         print(f'| CTA entry | {spread([e[0] for e, _ in entry])} |')
         print(f'| entry to the state\'s loads | {spread([e[1] - e[0] for e, _ in entry])} |')

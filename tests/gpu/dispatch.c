@@ -259,6 +259,10 @@ static void test_nvrtc(gpu_tally *t, gdn_handle *h, ref_rng *rng) {
  * exists for every used chunk slot, its stages in order inside it. */
 static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int Ho, char *why,
                             size_t len) {
+  /* A thread's stamps in order, up to a small step back: one of 4192
+   * units on the H200 read %globaltimer 64 ns earlier at a stage than at
+   * the stage before, in the same thread. */
+  const uint64_t slack = 256;
   int sorted[NLENS], units = 0, entries = 0;
   for (int i = 0; i < n; i++) {
     int rank = 0;
@@ -280,8 +284,8 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
                       want), 0;
     /* Entry, then the state's loads, then the chain's first stamp, in one
      * thread (a CTA of lanes stamps its first sequence's entry alone). */
-    const uint64_t *e = t->out[i][0], slack0 = 256;
-    if (e[0] && (e[1] + slack0 < e[0] || s[0][0] + slack0 < e[1]))
+    const uint64_t *e = t->out[i][0];
+    if (e[0] && (e[1] + slack < e[0] || s[0][0] + slack < e[1]))
       return snprintf(why, len, "CTA %d: entry stamps out of order", i), 0;
     entries += e[0] != 0;
     uint64_t prev = s[0][0];
@@ -317,10 +321,7 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
       seen++;
       if (t->unit[u][1] < t->unit[u][0])
         return snprintf(why, len, "unit %d ends before it starts", u), 0;
-      /* Its stages in order inside it, up to a small step back: one of
-       * 4192 units on the H200 read %globaltimer 64 ns earlier at a stage
-       * than at the stage before, in the same thread. */
-      const uint64_t slack = 256;
+      /* Its stages in order inside it, up to the slack above. */
       uint64_t prev = t->unit[u][0];
       for (int k = 0; k < GDN_TRACE_STEPS; k++) {
         if (!t->unit_step[u][k] || t->unit_step[u][k] + slack < prev ||
