@@ -8,11 +8,16 @@
  * docs/trace.md): after each row's timing, a captured call is replayed
  * once more and its timeline appended to FILE as CSV
  * (bench/tools/trace_report.py reads it).
+ * With --dump FILE, each row's outputs after its timing (o, then the final
+ * state where the row has one) are written to FILE as raw bytes, row after
+ * row, so that two builds' outputs on the same inputs can be compared byte
+ * for byte (bench/tools/ab_run.sh, AB_SAME).
  * Inputs are random (never zeros): q, v ~ N(0,1), k L2-normalised, alpha in
  * [0.8, 1], beta = sigmoid(N(0,1)), initial state 0.1 N(0,1), scale 0.73.
- * Usage: build/gdn_bench [--trace FILE] [iters] [row-substring]
+ * Usage: build/gdn_bench [--trace FILE] [--dump FILE] [iters] [row-substring]
  */
 #include <cuda.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +194,23 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
   }
 }
 
-static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *trace) {
+/* n bytes of device memory at d, appended to f. */
+static void dump_bytes(FILE *f, CUdeviceptr d, size_t n) {
+  void *b = malloc(n);
+  if (!b) {
+    fprintf(stderr, "gdn_bench: out of memory for the dump\n");
+    exit(2);
+  }
+  CK(cuMemcpyDtoH(b, d, n));
+  if (fwrite(b, 1, n, f) != n) {
+    perror("gdn_bench: dump");
+    exit(2);
+  }
+  free(b);
+}
+
+static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *trace,
+                    FILE *dump) {
   ref_rng rng = ref_rng_seed(1234);
   unsigned flags = r->state ? 0 : REF_NO_INITIAL_STATE;
   ref_problem_owned *po = ref_problem_random(&rng, r->lens, r->n, r->h, r->h, r->hv, flags);
@@ -217,6 +238,12 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
   printf("| %-36s | %8.4f | %8.4f | %8.4f |\n", r->name, callable, device, first);
   if (trace)
     trace_row(&c, r, st, trace);
+  if (dump) {
+    CK(cuStreamSynchronize(st));
+    dump_bytes(dump, a.o, T * Ho * 256);
+    if (a.final_state)
+      dump_bytes(dump, a.final_state, ns * 4);
+  }
   CUdeviceptr all[] = {a.q, a.k, a.v, a.alpha, a.beta, a.cu_seqlens, a.initial_state, a.o,
                        a.final_state, ws};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -226,13 +253,16 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
 }
 
 int main(int argc, char **argv) {
-  FILE *trace = NULL;
-  if (argc > 2 && strcmp(argv[1], "--trace") == 0) {
-    if (!(trace = fopen(argv[2], "w"))) {
-      perror(argv[2]);
+  FILE *trace = NULL, *dump = NULL;
+  while (argc > 2 && (strcmp(argv[1], "--trace") == 0 || strcmp(argv[1], "--dump") == 0)) {
+    FILE **f = strcmp(argv[1], "--trace") == 0 ? &trace : &dump;
+    if (*f || !(*f = fopen(argv[2], strcmp(argv[1], "--trace") == 0 ? "w" : "wb"))) {
+      fprintf(stderr, "gdn_bench: %s %s: %s\n", argv[1], argv[2],
+              *f ? "given twice" : strerror(errno));
       return 2;
     }
-    fprintf(trace, "row,kind,index,chunk,t0,t1\n");
+    if (f == &trace)
+      fprintf(trace, "row,kind,index,chunk,t0,t1\n");
     argc -= 2, argv += 2;
   }
   int iters = argc > 1 ? atoi(argv[1]) : 100;
@@ -255,9 +285,13 @@ int main(int argc, char **argv) {
   printf("| row | callable ms | device ms | first call ms |\n|---|---|---|---|\n");
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (!filter || strstr(rows[i].name, filter))
-      run_row(h, &rows[i], iters, st, trace);
+      run_row(h, &rows[i], iters, st, trace, dump);
   gdn_destroy(h);
   if (trace)
     fclose(trace);
+  if (dump && fclose(dump) != 0) {
+    perror("gdn_bench: dump");
+    return 2;
+  }
   return 0;
 }

@@ -9,7 +9,11 @@
 # build whose kernel hangs costs that much and is reported, and the other
 # builds still run. AB_DIR: the builds (default build/ab). AB_PASSES: how
 # many times the builds take turns (default 2; more to settle a small
-# difference).
+# difference). With AB_SAME=DIR, each build's gdn_bench first writes its
+# outputs on the rows' inputs to DIR/<build>.bin (--dump), and each is
+# compared byte for byte with main's (or, without a build named main, the
+# first build's): for a change that keeps every sum's order, the outputs
+# must be the same.
 set -uo pipefail
 iters=${1:-200} row=${2:-}
 dir=${AB_DIR:-build/ab} limit=${AB_TIMEOUT:-120} passes=${AB_PASSES:-2}
@@ -23,6 +27,27 @@ run() {
 for d in "$dir"/*/; do
   echo "== $(basename "$d"): $(run "$d/gpu_gdn" | tail -1)"
 done
+if [ -n "${AB_SAME:-}" ]; then
+  mkdir -p "$AB_SAME"
+  ref=
+  [ -d "$dir/main" ] && ref=main
+  for d in "$dir"/*/; do
+    b=$(basename "$d")
+    if ! run "$d/gdn_bench" --dump "$AB_SAME/$b.bin" 1 $row >"$AB_SAME/$b.txt" 2>&1 ||
+      [ ! -s "$AB_SAME/$b.bin" ]; then
+      echo "== same: $b wrote no outputs ($(tail -1 "$AB_SAME/$b.txt"))"
+      continue
+    fi
+    [ -n "$ref" ] || ref=$b
+    if [ "$b" = "$ref" ]; then
+      echo "== same: $b is the reference"
+    elif cmp -s "$AB_SAME/$ref.bin" "$AB_SAME/$b.bin"; then
+      echo "== same: $b's outputs are $ref's, byte for byte"
+    else
+      echo "== same: $b's outputs differ from $ref's ($(cmp "$AB_SAME/$ref.bin" "$AB_SAME/$b.bin" 2>&1 | head -1 | sed 's/^.*: //'))"
+    fi
+  done
+fi
 for pass in $(seq 1 "$passes"); do
   for d in "$dir"/*/; do
     echo "== pass $pass: $(basename "$d")"

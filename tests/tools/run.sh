@@ -11,6 +11,8 @@
 #   ab.txt: two builds, two passes, the second build missing a row once;
 #   ab-builds/: two fake A/B builds, one of which never returns: ab_run.sh
 #     stops each of its binaries at the limit, says so, and runs the other;
+#   ab-same/: four fake builds whose outputs are main's, one byte off, or
+#     none: ab_run.sh with AB_SAME names each case;
 #   stall.csv: an ncu SASS listing of 8 instructions and 100 samples: an
 #     mbarrier wait (40, its try_wait two rows up), a wgmma wait (30), a
 #     named barrier (10); with --lines 3-5 the wait is still named from its
@@ -43,6 +45,10 @@ check "stall_report.py --lines: a range, rows numbered as in the listing" tests/
   python3 bench/tools/stall_report.py tests/tools/stall.csv --lines 3-5 --top 2
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
+same=$(mktemp -d)
+check "ab_run.sh AB_SAME: outputs compared byte for byte with main's" tests/tools/ab-same.expected \
+  env AB_DIR=tests/tools/ab-same AB_PASSES=0 AB_SAME="$same" bash bench/tools/ab_run.sh 5
+rm -rf "$same"
 last=$(python3 bench/harness.py --selftest 2>&1 | tail -1)
 case "$last" in
   *" passed, 0 failed") echo "PASS harness.py --selftest: the reporting path on fake records ($last)" ;;
