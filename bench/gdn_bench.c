@@ -255,13 +255,14 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
 int main(int argc, char **argv) {
   FILE *trace = NULL, *dump = NULL;
   while (argc > 2 && (strcmp(argv[1], "--trace") == 0 || strcmp(argv[1], "--dump") == 0)) {
-    FILE **f = strcmp(argv[1], "--trace") == 0 ? &trace : &dump;
-    if (*f || !(*f = fopen(argv[2], strcmp(argv[1], "--trace") == 0 ? "w" : "wb"))) {
+    const int is_trace = strcmp(argv[1], "--trace") == 0;
+    FILE **f = is_trace ? &trace : &dump;
+    if (*f || !(*f = fopen(argv[2], is_trace ? "w" : "wb"))) {
       fprintf(stderr, "gdn_bench: %s %s: %s\n", argv[1], argv[2],
               *f ? "given twice" : strerror(errno));
       return 2;
     }
-    if (f == &trace)
+    if (is_trace)
       fprintf(trace, "row,kind,index,chunk,t0,t1\n");
     argc -= 2, argv += 2;
   }

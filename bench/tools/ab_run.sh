@@ -41,6 +41,8 @@ if [ -n "${AB_SAME:-}" ]; then
     [ -n "$ref" ] || ref=$b
     if [ "$b" = "$ref" ]; then
       echo "== same: $b is the reference"
+    elif [ ! -s "$AB_SAME/$ref.bin" ]; then
+      echo "== same: $b not compared: $ref wrote no outputs"
     elif cmp -s "$AB_SAME/$ref.bin" "$AB_SAME/$b.bin"; then
       echo "== same: $b's outputs are $ref's, byte for byte"
     else
