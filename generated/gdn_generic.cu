@@ -83,6 +83,11 @@ static __device__ __forceinline__ void wgmma_wait_0() {
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
 
+// Waits until at most 1 committed wgmma groups are pending.
+static __device__ __forceinline__ void wgmma_wait_1() {
+  asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+}
+
 static __device__ __forceinline__ void bar_sync(u32 id, u32 n) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory");
 }
@@ -366,6 +371,18 @@ static __device__ __forceinline__ void zero_rows_v32(u32 dst, int valid, int tid
     int row = v / 8, e = (v % 8) * 8;
     if (row >= valid) st_shared_v4(dst + zero_rows_v32_off(row, e), 0u, 0u, 0u, 0u);
   }
+}
+
+// D(64x32, f32) += A(64x16) B(16x32), A in registers, B K-major.
+static __device__ __forceinline__ void wgmma_m64n32k16_rs_bf16_rk(float (&d)[16], u32 a0, u32 a1, u32 a2, u32 a3, u64 db, int scale_d) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %21, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15"
+      "}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), 
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(scale_d));
 }
 
 // D(64x64, f32) += A(64x16) B(16x64), A in registers, B K-major.
@@ -1407,7 +1424,7 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   const float *s_g = GEN(a, kvw + 32768u); // g, then g_L / g
   const int L = min(64, a.eos - (a.bos + 64 * c));
   u32 sa[32], xa[16], ua[16], uda[16];
-  float ks[32], u[32];
+  float ks[16], kt[16], u[32]; // KS^T's columns s 0-31 and 32-63
   sa[0] = pack_bf16(S[0], S[1]);
   sa[1] = pack_bf16(S[2], S[3]);
   sa[2] = pack_bf16(S[4], S[5]);
@@ -1441,21 +1458,39 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   sa[30] = pack_bf16(S[60], S[61]);
   sa[31] = pack_bf16(S[62], S[63]);
   // KS^T = Sb K^T; X^T[v][s] = bf16(V[s][v] - g_s KS^T[v][s]); U^T = X^T W^T.
+  // KS in two halves of s (ks, kt), U's k-steps over each
+  // half issued once its X is formed, while the next half's product runs.
   #pragma unroll
-  for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(ks[i_]);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
   #pragma unroll
-  for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(ks[i_]);
+  wgmma_commit();
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(kt[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
+  wgmma_fence();
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[0], sa[1], sa[2], sa[3], gdn_desc(sk + 4096u, 0x4000004000010000ull), 0);
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[4], sa[5], sa[6], sa[7], gdn_desc(sk + 4128u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[8], sa[9], sa[10], sa[11], gdn_desc(sk + 4160u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[12], sa[13], sa[14], sa[15], gdn_desc(sk + 4192u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[16], sa[17], sa[18], sa[19], gdn_desc(sk + 12288u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[20], sa[21], sa[22], sa[23], gdn_desc(sk + 12320u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[24], sa[25], sa[26], sa[27], gdn_desc(sk + 12352u, 0x4000004000010000ull), 1);
+  wgmma_m64n32k16_rs_bf16_rk(kt, sa[28], sa[29], sa[30], sa[31], gdn_desc(sk + 12384u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(kt[i_]);
   wgmma_commit();
   // While KS runs: the V^T fragments and the decays that X and Ud need.
   u32 vv[16]; // V[s][v], V[s + 1][v] for each register pair of X^T
@@ -1474,17 +1509,16 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
                   vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
         vv[12], vv[13], vv[14], vv[15]);
   }
-  float gx[32], gd[32]; // registers r, r + 1 of a pair hold adjacent columns
+  float gx[32]; // registers r, r + 1 of a pair hold adjacent columns
 #pragma unroll
   for (int r = 0; r < 32; r += 2) {
     const float2 x = *(const float2 *)(s_g + acc64_col(wt, r));
-    const float2 y = *(const float2 *)(s_g + 64 + acc64_col(wt, r));
-    gx[r] = x.x, gx[r + 1] = x.y, gd[r] = y.x, gd[r + 1] = y.y;
+    gx[r] = x.x, gx[r + 1] = x.y;
   }
   const float gl = s_g[L - 1];
-  wgmma_wait_0();
+  wgmma_wait_1(); // the first half of KS
 #pragma unroll
-  for (int r = 0; r < 32; ++r) {
+  for (int r = 0; r < 16; ++r) {
     const u16 vb = (u16)((r & 1) ? vv[r >> 1] >> 16 : vv[r >> 1] & 0xFFFFu);
     ks[r] = bf16_to_f32(vb) - gx[r] * ks[r];
   }
@@ -1496,26 +1530,46 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   xa[5] = pack_bf16(ks[10], ks[11]);
   xa[6] = pack_bf16(ks[12], ks[13]);
   xa[7] = pack_bf16(ks[14], ks[15]);
-  xa[8] = pack_bf16(ks[16], ks[17]);
-  xa[9] = pack_bf16(ks[18], ks[19]);
-  xa[10] = pack_bf16(ks[20], ks[21]);
-  xa[11] = pack_bf16(ks[22], ks[23]);
-  xa[12] = pack_bf16(ks[24], ks[25]);
-  xa[13] = pack_bf16(ks[26], ks[27]);
-  xa[14] = pack_bf16(ks[28], ks[29]);
-  xa[15] = pack_bf16(ks[30], ks[31]);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   #pragma unroll
-  for (int i_ = 0; i_ < 16; ++i_) fence_operand(xa[i_]);
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand(xa[i_]);
   wgmma_fence();
   wgmma_m64n64k16_rs_bf16_rk(u, xa[0], xa[1], xa[2], xa[3], gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
   wgmma_m64n64k16_rs_bf16_rk(u, xa[4], xa[5], xa[6], xa[7], gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[8], xa[9], xa[10], xa[11], gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[12], xa[13], xa[14], xa[15], gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
+  wgmma_wait_1(); // the second half of KS (U's first k-steps may run on)
+#pragma unroll
+  for (int r = 16; r < 32; ++r) {
+    const u16 vb = (u16)((r & 1) ? vv[r >> 1] >> 16 : vv[r >> 1] & 0xFFFFu);
+    kt[r - 16] = bf16_to_f32(vb) - gx[r] * kt[r - 16];
+  }
+  xa[8] = pack_bf16(kt[0], kt[1]);
+  xa[9] = pack_bf16(kt[2], kt[3]);
+  xa[10] = pack_bf16(kt[4], kt[5]);
+  xa[11] = pack_bf16(kt[6], kt[7]);
+  xa[12] = pack_bf16(kt[8], kt[9]);
+  xa[13] = pack_bf16(kt[10], kt[11]);
+  xa[14] = pack_bf16(kt[12], kt[13]);
+  xa[15] = pack_bf16(kt[14], kt[15]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand((xa + 8)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(u, (xa + 8)[0], (xa + 8)[1], (xa + 8)[2], (xa + 8)[3], gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(u, (xa + 8)[4], (xa + 8)[5], (xa + 8)[6], (xa + 8)[7], gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
+  wgmma_commit();
+  float gd[32]; // the decays to the chunk's end, read while U runs
+#pragma unroll
+  for (int r = 0; r < 32; r += 2) {
+    const float2 y = *(const float2 *)(s_g + 64 + acc64_col(wt, r));
+    gd[r] = y.x, gd[r + 1] = y.y;
+  }
   // The hand-off stores are off the chain: bf16(S) while U runs (KS, its
   // product, is complete), bf16(U) while the state update runs.
   mbar_wait_cluster(HAND_EMPTY(a, hj), hp ^ 1); // freed by another CTA when split

@@ -284,6 +284,8 @@ void emit_tile_offset_fn(Prelude *p, const char *fname, const SmemTile *t);
 void emit_tail_copy_fn(Prelude *p, const char *fname, const TailPlan *t);
 void emit_tail_zero_fn(Prelude *p, const char *fname, const TailPlan *t);
 void emit_acc_to_a(Prelude *p, Out *o, const char *acc, const char *a, int ksteps, DType dt);
+void emit_acc_to_a_steps(Prelude *p, Out *o, const char *acc, int first, const char *a, int j0,
+                         int j1, DType dt);
 
 /* The text a schedule writes for one wgmma product: k/16 instructions with
  * descriptors advanced per the smem rules. It emits no commit or wait: the

@@ -102,12 +102,13 @@ static WgmmaReq rq(int n, int k, DType t, OperandSrc src, Major bm, int first_th
 typedef struct Operands {
   const SmemTile *a, *b;
   const char *acc, *a_regs, *a_base, *b_base, *scale;
+  int b_mn0, b_k0; /* where in its tile B's slice starts */
 } Operands;
 
 static int product(Prelude *p, Slots *sl, const char *slot, int indent, WgmmaReq r,
                    Operands ops, Diag *d) {
-  Product pr = {r, *(ops.a ? ops.a : ops.b), *ops.b, 0, 0, 0, 0, ops.acc, ops.a_regs,
-                ops.a_base, ops.b_base, ops.scale};
+  Product pr = {r, *(ops.a ? ops.a : ops.b), *ops.b, 0, 0, ops.b_mn0, ops.b_k0, ops.acc,
+                ops.a_regs, ops.a_base, ops.b_base, ops.scale};
   Out o;
   out_init(&o);
   o.indent = indent;
@@ -119,13 +120,18 @@ static int product(Prelude *p, Slots *sl, const char *slot, int indent, WgmmaReq
   return 0;
 }
 
-static void to_a(Prelude *p, Slots *sl, const char *slot, int indent, const char *acc,
-                 const char *a, int ksteps, DType dt) {
+static void to_a_steps(Prelude *p, Slots *sl, const char *slot, int indent, const char *acc,
+                       int first, const char *a, int j0, int j1, DType dt) {
   Out o;
   out_init(&o);
   o.indent = indent;
-  emit_acc_to_a(p, &o, acc, a, ksteps, dt);
+  emit_acc_to_a_steps(p, &o, acc, first, a, j0, j1, dt);
   slot_out(sl, slot, &o);
+}
+
+static void to_a(Prelude *p, Slots *sl, const char *slot, int indent, const char *acc,
+                 const char *a, int ksteps, DType dt) {
+  to_a_steps(p, sl, slot, indent, acc, 0, a, 0, ksteps, dt);
 }
 
 /* The masked copy (zero = 0) or the zeroing of rows past the end (zero = 1)
@@ -158,6 +164,7 @@ static void common_prelude(Prelude *p) {
   emit_griddep_wait(p);
   emit_wgmma_commit(p);
   emit_wgmma_wait(p, 0);
+  emit_wgmma_wait(p, 1);
   emit_bar_sync(p);
   emit_st_shared_u32(p);
   emit_ld_shared_v4(p);
@@ -263,10 +270,10 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   slot_add(&sl, "TAIL_QK", "tail_qk128");
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "D_TILE", "tile_d");
-  Operands qk = {&TILE_QK, &TILE_QK, "qk", NULL, "sq", "sk", "0"};
-  Operands kk = {&TILE_QK, &TILE_QK, "kk", NULL, "sk", "sk", "0"};
-  Operands z = {NULL, &TILE_D, "z", "ca", NULL, "sd", "0"};
-  Operands m = {NULL, &TILE_D, "z", "da", NULL, "sz", "0"};
+  Operands qk = {&TILE_QK, &TILE_QK, "qk", NULL, "sq", "sk", "0", 0, 0};
+  Operands kk = {&TILE_QK, &TILE_QK, "kk", NULL, "sk", "sk", "0", 0, 0};
+  Operands z = {NULL, &TILE_D, "z", "ca", NULL, "sd", "0", 0, 0};
+  Operands m = {NULL, &TILE_D, "z", "da", NULL, "sz", "0", 0, 0};
   rc = rc ? rc : product(p, &sl, "PRODUCT_QK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), qk, d);
   rc = rc ? rc : product(p, &sl, "PRODUCT_KK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), kk, d);
   rc = rc ? rc : product(p, &sl, "PRODUCT_Z", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), z, d);
@@ -317,6 +324,7 @@ static int scan_loads(Slots *sl, Diag *d) {
   return 0;
 }
 
+
 /* Warpgroup 0 (threads 0-127) owns the state chain, warpgroup 1 the output. */
 static int scan_products(Prelude *p, Slots *sl, Diag *d) {
   struct {
@@ -324,17 +332,25 @@ static int scan_products(Prelude *p, Slots *sl, Diag *d) {
     WgmmaReq r;
     Operands ops;
   } rows[] = {
-      {"PRODUCT_KS", rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_QK, "ks", "sa", NULL, "sk", "0"}},
-      {"PRODUCT_U", rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_64, "u", "xa", NULL, "sw", "0"}},
-      {"PRODUCT_S", rq(128, 64, DT_BF16, SRC_REG, MAJOR_MN, 0), {NULL, &TILE_K_MN, "S", "uda", NULL, "sk", "1"}},
-      {"PRODUCT_OP", rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_QK, "op", "sa", NULL, "sq", "0"}},
-      {"PRODUCT_O", rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_64, "op", "ua", NULL, "sp", "1"}},
+      /* K S^T in two halves of the chunk's tokens s (ks: 0-31, kt: 32-63;
+       * an m64n32 fragment's registers are the m64n64 one's first or last
+       * sixteen), and U's k-steps over each half, so that X of one half is
+       * formed while the other's products run (the same sums: each
+       * element's k order is unchanged). */
+      {"PRODUCT_KS_A", rq(32, 128, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_QK, "ks", "sa", NULL, "sk", "0", 0, 0}},
+      {"PRODUCT_KS_B", rq(32, 128, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_QK, "kt", "sa", NULL, "sk", "0", 32, 0}},
+      {"PRODUCT_U_A", rq(64, 32, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_64, "u", "xa", NULL, "sw", "0", 0, 0}},
+      {"PRODUCT_U_B", rq(64, 32, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_64, "u", "(xa + 8)", NULL, "sw", "1", 0, 32}},
+      {"PRODUCT_S", rq(128, 64, DT_BF16, SRC_REG, MAJOR_MN, 0), {NULL, &TILE_K_MN, "S", "uda", NULL, "sk", "1", 0, 0}},
+      {"PRODUCT_OP", rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_QK, "op", "sa", NULL, "sq", "0", 0, 0}},
+      {"PRODUCT_O", rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_64, "op", "ua", NULL, "sp", "1", 0, 0}},
   };
   for (size_t i = 0; i < COUNT_OF(rows); i++)
     if (product(p, sl, rows[i].slot, 1, rows[i].r, rows[i].ops, d))
       return -1;
   to_a(p, sl, "S_TO_A", 1, "S", "sa", 8, DT_BF16);
-  to_a(p, sl, "X_TO_A", 1, "ks", "xa", 4, DT_BF16);
+  to_a_steps(p, sl, "X_TO_A_A", 1, "ks", 0, "xa", 0, 2, DT_BF16);
+  to_a_steps(p, sl, "X_TO_A_B", 1, "kt", 16, "xa", 2, 4, DT_BF16);
   to_a(p, sl, "U_TO_A", 1, "u", "ua", 4, DT_BF16);
   to_a(p, sl, "UD_TO_A", 1, "u", "uda", 4, DT_BF16);
   return 0;

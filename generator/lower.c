@@ -81,13 +81,20 @@ int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d) {
 }
 
 /* a[4j + r] packs the accumulator registers that fragment.c says hold
- * A element 2r and 2r + 1 of k16 step j. */
-void emit_acc_to_a(Prelude *p, Out *o, const char *acc, const char *a, int ksteps, DType dt) {
+ * A element 2r and 2r + 1 of k16 step j, for steps j0 .. j1 - 1 (a product
+ * whose k-steps are issued as their operands become ready); `acc` holds
+ * the registers from `first` on (an accumulator of N / 2 columns). */
+void emit_acc_to_a_steps(Prelude *p, Out *o, const char *acc, int first, const char *a, int j0,
+                         int j1, DType dt) {
   emit_cvt_pack(p, dt);
-  for (int j = 0; j < ksteps; j++)
+  for (int j = j0; j < j1; j++)
     for (int r = 0; r < 4; r++)
       out_line(o, "%s[%d] = pack_%s(%s[%d], %s[%d]);", a, 4 * j + r, dtype_info(dt)->ptx, acc,
-               frag_acc_as_a(j, 2 * r), acc, frag_acc_as_a(j, 2 * r + 1));
+               frag_acc_as_a(j, 2 * r) - first, acc, frag_acc_as_a(j, 2 * r + 1) - first);
+}
+
+void emit_acc_to_a(Prelude *p, Out *o, const char *acc, const char *a, int ksteps, DType dt) {
+  emit_acc_to_a_steps(p, o, acc, 0, a, 0, ksteps, dt);
 }
 
 static void emit_terms(Out *o, const FragTerm *t, int n) {

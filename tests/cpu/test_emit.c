@@ -305,6 +305,28 @@ static void test_acc_to_a(void **state) {
   prelude_free(&p);
 }
 
+/* Steps j0 .. j1 - 1 alone, from an accumulator that holds the registers
+ * from `first` on (an m64n32 half of an m64n64 fragment). */
+static void test_acc_to_a_steps(void **state) {
+  (void)state;
+  Prelude p;
+  prelude_init(&p, ARCH_SM90A);
+  Out o;
+  out_init(&o);
+  emit_acc_to_a_steps(&p, &o, "hi", 16, "xa", 2, 4, DT_BF16);
+  assert_int_equal(count_of(o.buf, "\n"), 8);
+  for (int j = 2; j < 4; j++)
+    for (int r = 0; r < 4; r++) {
+      char line[96];
+      snprintf(line, sizeof line, "xa[%d] = pack_bf16(hi[%d], hi[%d]);\n", 4 * j + r,
+               8 * j + 2 * r - 16, 8 * j + 2 * r + 1 - 16);
+      assert_has("acc to a, steps 2-3", o.buf, line);
+    }
+  assert_null(strstr(o.buf, "xa[0]"));
+  out_free(&o);
+  prelude_free(&p);
+}
+
 /* ========================================================== emit.c */
 
 typedef struct FormCase {
@@ -643,6 +665,7 @@ int main(void) {
       cmocka_unit_test(test_product_ss),
       cmocka_unit_test(test_product_rs),
       cmocka_unit_test(test_acc_to_a),
+      cmocka_unit_test(test_acc_to_a_steps),
       cmocka_unit_test(test_emit_wgmma_forms),
       cmocka_unit_test(test_emit_wgmma_dedup),
       cmocka_unit_test(test_tile_offset_fn),
