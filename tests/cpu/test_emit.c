@@ -283,47 +283,43 @@ static void test_product_rs(void **state) {
   check_product("RS accumulator as A, k128", &pr, "a[28], a[29], a[30], a[31]");
 }
 
-/* a[4j + r] = pack(d[8j + 2r], d[8j + 2r + 1]): hopper.md's reuse rule. */
+/* Emits steps j0 .. j1 - 1 of the packing of `acc` (which holds the
+ * registers from `first` on) into `a` and checks each line: a[4j + r] =
+ * pack(d[8j + 2r], d[8j + 2r + 1]), hopper.md's reuse rule, and no other. */
+static void check_acc_to_a(const char *what, const char *acc, int first, const char *a, int j0,
+                           int j1, Prelude *p) {
+  Out o;
+  out_init(&o);
+  emit_acc_to_a_steps(p, &o, acc, first, a, j0, j1, DT_BF16);
+  assert_int_equal(count_of(o.buf, "\n"), 4 * (j1 - j0));
+  for (int j = j0; j < j1; j++)
+    for (int r = 0; r < 4; r++) {
+      char line[96];
+      snprintf(line, sizeof line, "%s[%d] = pack_bf16(%s[%d], %s[%d]);\n", a, 4 * j + r, acc,
+               8 * j + 2 * r - first, acc, 8 * j + 2 * r + 1 - first);
+      assert_has(what, o.buf, line);
+    }
+  out_free(&o);
+}
+
 static void test_acc_to_a(void **state) {
   (void)state;
   Prelude p;
   prelude_init(&p, ARCH_SM90A);
-  Out o;
-  out_init(&o);
-  emit_acc_to_a(&p, &o, "acc", "a2", 2, DT_BF16);
-  assert_int_equal(count_of(o.buf, "\n"), 8);
-  for (int j = 0; j < 2; j++)
-    for (int r = 0; r < 4; r++) {
-      char line[96];
-      snprintf(line, sizeof line, "a2[%d] = pack_bf16(acc[%d], acc[%d]);\n", 4 * j + r,
-               8 * j + 2 * r, 8 * j + 2 * r + 1);
-      assert_has("acc to a", o.buf, line);
-    }
+  check_acc_to_a("acc to a", "acc", 0, "a2", 0, 2, &p);
   /* cvt puts its first source in the upper half: hi goes first. */
   assert_has("pack", p.text.buf, "cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)");
-  out_free(&o);
   prelude_free(&p);
 }
 
 /* Steps j0 .. j1 - 1 alone, from an accumulator that holds the registers
- * from `first` on (an m64n32 half of an m64n64 fragment). */
+ * from `first` on (an m64n32 half of an m64n64 fragment): the count of
+ * lines in check_acc_to_a leaves no room for steps 0 and 1. */
 static void test_acc_to_a_steps(void **state) {
   (void)state;
   Prelude p;
   prelude_init(&p, ARCH_SM90A);
-  Out o;
-  out_init(&o);
-  emit_acc_to_a_steps(&p, &o, "hi", 16, "xa", 2, 4, DT_BF16);
-  assert_int_equal(count_of(o.buf, "\n"), 8);
-  for (int j = 2; j < 4; j++)
-    for (int r = 0; r < 4; r++) {
-      char line[96];
-      snprintf(line, sizeof line, "xa[%d] = pack_bf16(hi[%d], hi[%d]);\n", 4 * j + r,
-               8 * j + 2 * r - 16, 8 * j + 2 * r + 1 - 16);
-      assert_has("acc to a, steps 2-3", o.buf, line);
-    }
-  assert_null(strstr(o.buf, "xa[0]"));
-  out_free(&o);
+  check_acc_to_a("acc to a, steps 2-3", "hi", 16, "xa", 2, 4, &p);
   prelude_free(&p);
 }
 
