@@ -17,6 +17,10 @@
 #     mbarrier wait (40, its try_wait two rows up), a wgmma wait (30), a
 #     named barrier (10); with --lines 3-5 the wait is still named from its
 #     try_wait outside the range, and shares are of the range's 75;
+#   sass.txt: three functions in cuobjdump's and nvdisasm's forms: k1 with
+#     two wgmma groups (1 and 2 instructions between their HGMMAs) and two
+#     waits (3 instructions to the next HGMMA, and none after the last),
+#     k2 without wgmma, k3 with a group that no gsb0 closes;
 # and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
 set -uo pipefail
@@ -43,6 +47,8 @@ check "stall_report.py: waits named, shares of all samples" tests/tools/stall.ex
   python3 bench/tools/stall_report.py tests/tools/stall.csv
 check "stall_report.py --lines: a range, rows numbered as in the listing" tests/tools/stall-lines.expected \
   python3 bench/tools/stall_report.py tests/tools/stall.csv --lines 3-5 --top 2
+check "wgmma_gaps.py: gaps between HGMMAs, waits to the next one" tests/tools/sass.expected \
+  python3 bench/tools/wgmma_gaps.py tests/tools/sass.txt
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
 same=$(mktemp -d)
