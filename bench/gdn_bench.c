@@ -140,12 +140,13 @@ static void read_trace(gdn_handle *h, gdn_trace *t) {
  * captured call, so no launch waits for the host), and its timeline as CSV
  * lines: row, kind (scan: the CTA's start and chain end, chunk c's wait;
  * entry: the kernel's entry in the CTA and the start of its state's loads;
- * outc: the output warpgroup's wait for chunk c; out: the output stores'
+ * outc: the output warpgroup's wait for chunk c; prod: the k/v/W producer
+ * has chunk c's stage, and has issued its loads; out: the output stores'
  * end; unit: a prepare unit's start and end; ustep: the end of a unit's
  * stage, in t0),
  * index, chunk, t0, t1 in ns from the call's earliest stamp. */
 static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
-  static gdn_trace t; /* about 5.7 MB: not on the stack */
+  static gdn_trace t; /* about 7.8 MB: not on the stack */
   CUgraph g = capture(c, st);
   one_replay(c, st);
   CK(cuStreamSynchronize(st));
@@ -162,6 +163,9 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
   for (int u = 0; u < GDN_TRACE_UNITS; u++)
     if (t.unit[u][0] && t.unit[u][0] < t0)
       t0 = t.unit[u][0];
+  for (int i = 0; i < GDN_TRACE_CTAS; i++) /* a producer may have its first stage sooner */
+    if (t.scan[i][0][0] && t.prod[i][0][0] && t.prod[i][0][0] < t0)
+      t0 = t.prod[i][0][0];
   for (int i = 0; i < GDN_TRACE_CTAS; i++) {
     const uint64_t(*s)[2] = t.scan[i];
     if (!s[0][0])
@@ -179,6 +183,11 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
       fprintf(f, "%s,outc,%d,%d,%llu,%llu\n", r->name, i, k,
               (unsigned long long)(t.out[i][1 + k][0] - t0),
               (unsigned long long)(t.out[i][1 + k][1] - t0));
+    for (int k = 0; k < n && k < GDN_TRACE_ROWS; k++)
+      if (t.prod[i][k][0])
+        fprintf(f, "%s,prod,%d,%d,%llu,%llu\n", r->name, i, k,
+                (unsigned long long)(t.prod[i][k][0] - t0),
+                (unsigned long long)(t.prod[i][k][1] - t0));
     fprintf(f, "%s,out,%d,%d,%llu,0\n", r->name, i, n,
             (unsigned long long)(s[GDN_TRACE_ROWS - 1][0] - t0));
   }

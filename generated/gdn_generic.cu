@@ -454,6 +454,7 @@ static __device__ __forceinline__ void setmaxnreg_dec_56() {
 #ifdef GDN_TRACE
 __device__ u64 gdn_trace_scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
 __device__ u64 gdn_trace_out[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
+__device__ u64 gdn_trace_prod[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
 __device__ u64 gdn_trace_unit[GDN_TRACE_UNITS][2];
 __device__ u64 gdn_trace_unit_step[GDN_TRACE_UNITS][GDN_TRACE_STEPS];
 static __device__ __forceinline__ u64 trace_now() {
@@ -1243,6 +1244,7 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u, sgk = kvw + 32768u;
   const int hk = a.hk, hv = a.hv, v0 = a.v0;
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1); // warpgroup 0 is done with chunk g - 3
+  TRACE(const u64 t_free = trace_now();)
   const u32 bar = KVW_FULL(a, g % 3); // every lane arrives: each publishes its own zeros
   if (lane == 0) { // k and v first: they do not wait for the workspace
     if (L == 64) {
@@ -1263,6 +1265,10 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   if (lane == 0) {
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
+    TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) {
+      gdn_trace_prod[a.cta][c][0] = t_free;
+      gdn_trace_prod[a.cta][c][1] = trace_now();
+    })
   }
   if (L < 64) { // lane 0 has not arrived: every lane does once its zeros are written
     mbar_wait(TAIL_KV(a), (u32)a.tph);

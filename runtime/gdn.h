@@ -119,7 +119,9 @@ int gdn_uses_nvrtc(const gdn_handle *h);
  * the times before and after each chunk's wait for its k/v/W stage (row
  * 1 + c, for c < GDN_TRACE_ROWS - 2), and the end of its output stores with
  * its chunk count (the last row); the output warpgroup's waits for each
- * chunk (out, row 1 + c); per prepare unit (slot * Ho + head) its start
+ * chunk (out, row 1 + c); when the k/v/W producer had each chunk's stage
+ * and when it had issued the chunk's loads (prod, row c); per prepare
+ * unit (slot * Ho + head) its start
  * and end, and the ends of its stages (unit_step; docs/trace.md names
  * them). An entry not written since the last read is 0. For
  * measuring where a launch spends its time, not for production. */
@@ -132,6 +134,9 @@ typedef struct gdn_trace {
   uint64_t scan[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2];
   uint64_t out[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2]; /* row 1 + c: the output
       warpgroup before and after its waits for chunk c's q/P stage and hand-off */
+  uint64_t prod[GDN_TRACE_CTAS][GDN_TRACE_ROWS][2]; /* row c: the k/v/W producer
+      has chunk c's stage (its wait for it is over), and has issued every load
+      of it (W and g after the ready flag, where there is one) */
   uint64_t unit[GDN_TRACE_UNITS][2];
   uint64_t unit_step[GDN_TRACE_UNITS][GDN_TRACE_STEPS]; /* between start and end */
 } gdn_trace;

@@ -139,6 +139,7 @@ gdn_status gdn_trace_read(gdn_handle *h, gdn_trace *t) {
     size_t off, bytes;
   } bufs[] = {{"gdn_trace_scan", offsetof(gdn_trace, scan), sizeof t->scan},
               {"gdn_trace_out", offsetof(gdn_trace, out), sizeof t->out},
+              {"gdn_trace_prod", offsetof(gdn_trace, prod), sizeof t->prod},
               {"gdn_trace_unit", offsetof(gdn_trace, unit), sizeof t->unit},
               {"gdn_trace_unit_step", offsetof(gdn_trace, unit_step), sizeof t->unit_step}};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0] && r == CUDA_SUCCESS; i++) {

@@ -25,7 +25,7 @@ from collections import defaultdict
 
 def load(path):
     rows = defaultdict(lambda: {'scan': defaultdict(dict), 'outc': defaultdict(dict), 'out': {},
-                                'entry': {},
+                                'entry': {}, 'prod': defaultdict(dict),
                                 'unit': {}, 'ustep': defaultdict(dict)})
     with open(path) as f:
         for r in csv.DictReader(f):
@@ -35,6 +35,8 @@ def load(path):
                 rows[row]['scan'][i][c] = (t0, t1)  # chunk -1: CTA start, chain end
             elif kind == 'outc':
                 rows[row]['outc'][i][c] = (t0, t1)  # the output warpgroup's wait for chunk c
+            elif kind == 'prod':
+                rows[row]['prod'][i][c] = (t0, t1)  # k/v/W producer: has the stage, issued
             elif kind == 'out':
                 rows[row]['out'][i] = t0
             elif kind == 'entry':
@@ -139,8 +141,38 @@ def report(name, d):
         print(f'| unit duration | {spread([u[1] - u[0] for u in units])} |')
         print(f'| unit end | {spread([u[1] for u in units])} |')
         print(f'| units running at once, most | {most_at_once(units)} |')
+    producer_lines(d)
     print()
     stage_table(d)
+
+
+def producer_lines(d):
+    """Where the k/v/W producer's time goes, over every CTA's chunks after
+    the first (traces written before its stamps have none): from the
+    stage's release (the chain begins chunk c - 2 right after it releases
+    chunk c - 3's stage) to the producer having it; from then to every load
+    issued (the ready flag's wait among them, where there is one); how long
+    before the chain began waiting for the chunk they were issued (below
+    zero: after); and, for chunks the chain waited for (over 0.1 us), from
+    the loads issued to the chain having the data: the loads' own time."""
+    react, issue, lead, land = [], [], [], []
+    for i, pr in d['prod'].items():
+        ch = d['scan'].get(i, {})
+        for c, (had, issued) in pr.items():
+            if c < 1 or c not in ch:
+                continue
+            issue.append(issued - had)
+            lead.append(ch[c][0] - issued)
+            if c >= 3 and c - 2 in ch:
+                react.append(had - ch[c - 2][0])
+            if ch[c][1] - ch[c][0] > 0.1 + 1e-9:  # in us, from ns: no rounding at 0.1
+                land.append(ch[c][1] - issued)
+    if not issue:
+        return
+    print(f'| producer: stage released to the producer having it | {spread(react)} |')
+    print(f'| producer: having it to its loads issued | {spread(issue)} |')
+    print(f'| loads issued before the chain waits for them | {spread(lead)} |')
+    print(f'| loads issued to the chain\'s data, where it waited ({len(land)}) | {spread(land)} |')
 
 
 def chunk_table(name, d):

@@ -275,7 +275,8 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     const uint64_t(*s)[2] = t->scan[i];
     int want = i < 2 * Ho * n ? sorted[i / (2 * Ho)] : 0;
     if (!want) {
-      if (s[0][0] || s[GDN_TRACE_ROWS - 1][0] || t->out[i][0][0] || t->out[i][1][0])
+      if (s[0][0] || s[GDN_TRACE_ROWS - 1][0] || t->out[i][0][0] || t->out[i][1][0] ||
+          t->prod[i][0][0])
         return snprintf(why, len, "CTA %d of %d has a timeline", i, 2 * Ho * n), 0;
       continue;
     }
@@ -296,6 +297,15 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     }
     if (s[0][1] < prev || s[GDN_TRACE_ROWS - 1][0] < prev)
       return snprintf(why, len, "CTA %d ends before its last chunk", i), 0;
+    /* The k/v/W producer has each chunk's stage after the last one's loads
+     * are issued, and issues a chunk's loads before the chain has its data. */
+    const uint64_t(*p)[2] = t->prod[i];
+    prev = 0;
+    for (int c = 0; c < want && c < GDN_TRACE_ROWS - 2; c++) {
+      if (!p[c][0] || p[c][0] + slack < prev || p[c][1] < p[c][0] || p[c][1] > s[1 + c][1] + slack)
+        return snprintf(why, len, "CTA %d producer chunk %d out of order", i, c), 0;
+      prev = p[c][1];
+    }
     /* The output warpgroup starts waiting before the chain's first stamp
      * (that comes after the initial state's loads), so its chunks are
      * ordered among themselves, and each wait ends after the chain has
