@@ -302,7 +302,8 @@ static int trace_consistent(const gdn_trace *t, const int32_t *lens, int n, int 
     const uint64_t(*p)[2] = t->prod[i];
     prev = 0;
     for (int c = 0; c < want && c < GDN_TRACE_ROWS - 2; c++) {
-      if (!p[c][0] || p[c][0] + slack < prev || p[c][1] < p[c][0] || p[c][1] > s[1 + c][1] + slack)
+      if (!p[c][0] || p[c][0] + slack < prev || p[c][1] < p[c][0] ||
+          p[c][1] > s[1 + c][1] + slack)
         return snprintf(why, len, "CTA %d producer chunk %d out of order", i, c), 0;
       prev = p[c][1];
     }
