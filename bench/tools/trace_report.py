@@ -10,8 +10,10 @@ run, stage by stage where the trace has the units' stage stamps.
 With --chunks, a table per row, chunk by chunk: when the chains got its
 data and how long they waited for it, their step to the next chunk, and
 how long the output warpgroups waited for it and took it after the chain
-had its data (which says whether the output keeps up); for a single
-sequence also when the prepare units of its chunk slot ended.
+had its data (which says whether the output keeps up); where the trace has
+the producer's stamps, when the chunk's loads were issued and how long
+before the chain began to wait for them; for a single sequence also when
+the prepare units of its chunk slot ended.
 
 All times in microseconds from the call's earliest timestamp. With --png
 (and matplotlib), one timeline per row: a line per scan CTA, red where its
@@ -186,19 +188,22 @@ def chunk_table(name, d):
     med = lambda xs: f'{statistics.median(xs):.2f}' if xs else '-'
     print(f'### {name}, chunk by chunk (us, medians over CTAs)\n')
     print("| chunk | CTAs | data | wait (median / max) | step to the next | output's wait "
-          "| output takes it after the chain | its units end (min / max) |")
-    print('|---|---|---|---|---|---|---|---|')
+          "| output takes it after the chain | loads issued | ahead of the chain's wait "
+          "| its units end (min / max) |")
+    print('|---|---|---|---|---|---|---|---|---|---|')
     for c in range(n):
         have = [i for i, ch in scan.items() if c in ch]
         waits = [scan[i][c][1] - scan[i][c][0] for i in have]
         steps = [scan[i][c + 1][0] - scan[i][c][0] for i in have if c + 1 in scan[i]]
         oc = [d['outc'][i][c] for i in have if c in d['outc'].get(i, {})]
         lag = [d['outc'][i][c][1] - scan[i][c][1] for i in have if c in d['outc'].get(i, {})]
+        pr = [(d['prod'][i][c][1], scan[i][c][0]) for i in have if c in d['prod'].get(i, {})]
         ends = [d['unit'][u][1] for u in range(c * ho, (c + 1) * ho) if u in d['unit']]
         units = f'{min(ends):.2f} / {max(ends):.2f}' if ends else '-'
         print(f'| {c} | {len(have)} | {med([scan[i][c][1] for i in have])} | '
               f'{med(waits)} / {max(waits):.2f} | {med(steps)} | {med([b - a for a, b in oc])} | '
-              f'{med(lag)} | {units} |')
+              f'{med(lag)} | {med([p for p, _ in pr])} | {med([w - p for p, w in pr])} | '
+              f'{units} |')
     print()
 
 
