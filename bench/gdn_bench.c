@@ -157,15 +157,15 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
   cuGraphDestroy(g);
   read_trace(c->h, &t);
   uint64_t t0 = UINT64_MAX;
-  for (int i = 0; i < GDN_TRACE_CTAS; i++)
+  for (int i = 0; i < GDN_TRACE_CTAS; i++) {
     if (t.scan[i][0][0] && t.scan[i][0][0] < t0)
       t0 = t.scan[i][0][0];
+    if (t.scan[i][0][0] && t.prod[i][0][0] && t.prod[i][0][0] < t0)
+      t0 = t.prod[i][0][0]; /* a producer may have its first stage sooner */
+  }
   for (int u = 0; u < GDN_TRACE_UNITS; u++)
     if (t.unit[u][0] && t.unit[u][0] < t0)
       t0 = t.unit[u][0];
-  for (int i = 0; i < GDN_TRACE_CTAS; i++) /* a producer may have its first stage sooner */
-    if (t.scan[i][0][0] && t.prod[i][0][0] && t.prod[i][0][0] < t0)
-      t0 = t.prod[i][0][0];
   for (int i = 0; i < GDN_TRACE_CTAS; i++) {
     const uint64_t(*s)[2] = t.scan[i];
     if (!s[0][0])
