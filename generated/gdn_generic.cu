@@ -1237,6 +1237,34 @@ static __device__ __forceinline__ void chunk_ready(const ScanArgs &a, int c, int
   __syncwarp();
 }
 
+// With ready flags, a scan CTA's warp 3 (idle but for a split chain CTA's
+// last q/P) loads each chunk's W and g: the flag's acquire, a round trip to
+// L2, then happens off the k/v warp's path and ahead of the stage, so that
+// the stage's k and v go out as soon as it is free.
+static __device__ __forceinline__ bool wg_apart(const ScanArgs &a) {
+  return a.ws_f && a.kind != 2;
+}
+
+// Chunk c's W and g (warp 3's lane 0, wg_apart): its flag first, then the
+// stage once warpgroup 0 is done with it. Their bytes complete the stage's
+// full barrier, whose expected count produce_kvw sets; they may land before
+// it does, since the phase also waits for that warp's 32 arrivals.
+static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
+  const int g = a.g0 + c;
+  const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
+  const u32 kvw = KVW(a, g % 3), sw = kvw + 24576u, sgk = kvw + 32768u;
+  const u32 bar = KVW_FULL(a, g % 3);
+  unsigned *f = a.ws_f + 4 * ((a.slot0 + c) * a.Ho + a.h) + 2 * (a.v0 / 64);
+  while (ld_acquire_gpu(f) == 0u)
+    __nanosleep(32);
+  fence_proxy_async_global(); // the TMA reads below come after the acquire
+  *f = 0u;
+  mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1);
+    tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
+  bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
+  TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) gdn_trace_prod[a.cta][c][1] = trace_now();)
+}
+
 static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0), g = a.g0 + c;
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
@@ -1244,7 +1272,8 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   const u32 sk = kvw + 0u, sv = kvw + 16384u, sw = kvw + 24576u, sgk = kvw + 32768u;
   const int hk = a.hk, hv = a.hv, v0 = a.v0;
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1); // warpgroup 0 is done with chunk g - 3
-  TRACE(const u64 t_free = trace_now();)
+  TRACE(if (lane == 0 && a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS)
+          gdn_trace_prod[a.cta][c][0] = trace_now();)
   const u32 bar = KVW_FULL(a, g % 3); // every lane arrives: each publishes its own zeros
   if (lane == 0) { // k and v first: they do not wait for the workspace
     if (L == 64) {
@@ -1261,14 +1290,12 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
     }
   }
-  chunk_ready(a, c, 0, lane, g == 0);
-  if (lane == 0) {
+  if (!wg_apart(a)) // else warp 3 loads W and g (produce_wg)
+    chunk_ready(a, c, 0, lane, g == 0);
+  if (lane == 0 && !wg_apart(a)) {
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
-    TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) {
-      gdn_trace_prod[a.cta][c][0] = t_free;
-      gdn_trace_prod[a.cta][c][1] = trace_now();
-    })
+    TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) gdn_trace_prod[a.cta][c][1] = trace_now();)
   }
   if (L < 64) { // lane 0 has not arrived: every lane does once its zeros are written
     mbar_wait(TAIL_KV(a), (u32)a.tph);
@@ -1390,10 +1417,15 @@ static __device__ __forceinline__ void producer_role(ScanArgs a, int pt) {
         bulk_prefetch_l2(a.h0 + (((i64)a.seq * a.Ho + a.h) * 128 + a.v0) * 128, 64u * 128u * 4u);
       for (int c = 0; c < a.nchunks; ++c)
         produce_kvw(a, c, lane);
-    } else if (a.kind == 1) {
-      if (warp == 3 && a.tail && a.nchunks > 0) // the last chunk, which this CTA outputs
+    } else if (warp == 3) {
+      if (wg_apart(a) && lane == 0)
+        for (int c = 0; c < a.nchunks; ++c)
+          produce_wg(a, c);
+      __syncwarp();
+      if (a.kind == 1 && a.tail && a.nchunks > 0) // the last chunk, which this CTA outputs
         produce_qp(a, a.nchunks - 1, 2, 0, true, lane);
-      else if (lane == 0 && warp < 3)
+    } else if (a.kind == 1) {
+      if (lane == 0 && warp < 3)
         hand_out(a, warp - 1);
     } else if (warp == 1) {
       for (int c = 0; c < a.nout; ++c) {
