@@ -1214,6 +1214,17 @@ static __device__ __forceinline__ u32 hand_slot(const ScanArgs &a, int j) {
 // (lane 0 announces their bytes without arriving), so that the two round
 // trips overlap. A sequence has one short chunk at most, so each tail
 // barrier completes once an item at most, in phase tph.
+// The ready flag of chunk c's unit for reader r (0: the k/v/W loads, 1: the
+// q/P loads) of this half: wait for it, then clear it, so that the flags are
+// all zero again when the grid ends.
+static __device__ __forceinline__ void flag_wait(const ScanArgs &a, int c, int r) {
+  unsigned *f = a.ws_f + 4 * ((a.slot0 + c) * a.Ho + a.h) + 2 * (a.v0 / 64) + r;
+  while (ld_acquire_gpu(f) == 0u)
+    __nanosleep(32);
+  fence_proxy_async_global(); // the TMA reads after it come after the acquire
+  *f = 0u;
+}
+
 // Chunk c's workspace tiles are written. Without flags, a warp's first
 // chunk waits for the whole gdn_prepare grid (griddepcontrol.wait), after
 // the loads of its k, v and q tiles are issued: they do not depend on prepare.
@@ -1227,13 +1238,8 @@ static __device__ __forceinline__ void chunk_ready(const ScanArgs &a, int c, int
       griddep_wait(); // gdn_prepare, launched before this grid, has written the workspace
     return;
   }
-  if (lane == 0) {
-    unsigned *f = a.ws_f + 4 * ((a.slot0 + c) * a.Ho + a.h) + 2 * (a.v0 / 64) + warp;
-    while (ld_acquire_gpu(f) == 0u)
-      __nanosleep(32);
-    fence_proxy_async_global(); // the TMA reads below come after the acquire
-    *f = 0u;
-  }
+  if (lane == 0)
+    flag_wait(a, c, warp);
   __syncwarp();
 }
 
@@ -1254,11 +1260,7 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
   const u32 kvw = KVW(a, g % 3), sw = kvw + 24576u, sgk = kvw + 32768u;
   const u32 bar = KVW_FULL(a, g % 3);
-  unsigned *f = a.ws_f + 4 * ((a.slot0 + c) * a.Ho + a.h) + 2 * (a.v0 / 64);
-  while (ld_acquire_gpu(f) == 0u)
-    __nanosleep(32);
-  fence_proxy_async_global(); // the TMA reads below come after the acquire
-  *f = 0u;
+  flag_wait(a, c, 0);
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1);
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
