@@ -1201,19 +1201,6 @@ static __device__ __forceinline__ u32 hand_slot(const ScanArgs &a, int j) {
                : (a.kind == 1 ? QP(a, 0) : KVW(a, 0)) + (u32)(j - 2) * 24576u;
 }
 
-// The copies of chunk c of the current item, the g-th chunk of the CTA
-// (g = g0 + c), by warpgroup 2: warp 0 fills stage g % 3 of the k/v/W ring
-// once warpgroup 0 is done with it, warp 1 stage g % 3 of the q/P ring once
-// warpgroup 1 is, so neither ring waits for the other, and the copies of a
-// CTA's next item go out while its current one ends. Lane 0 issues the TMA
-// loads; every lane arrives on the stage's full barrier. The last chunk of
-// a sequence, if short, also comes by TMA, which reads rows of the next
-// sequence (TMA clips only at the tensor's end): the warp zeroes those rows
-// before the stage is published, so no value crosses the boundary; the
-// workspace's tiles of that chunk go out at once, not after the zeroing
-// (lane 0 announces their bytes without arriving), so that the two round
-// trips overlap. A sequence has one short chunk at most, so each tail
-// barrier completes once an item at most, in phase tph.
 // The ready flag of chunk c's unit for reader r (0: the k/v/W loads, 1: the
 // q/P loads) of this half: wait for it, then clear it, so that the flags are
 // all zero again when the grid ends.
@@ -1267,6 +1254,19 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) gdn_trace_prod[a.cta][c][1] = trace_now();)
 }
 
+// The copies of chunk c of the current item, the g-th chunk of the CTA
+// (g = g0 + c), by warpgroup 2: warp 0 fills stage g % 3 of the k/v/W ring
+// once warpgroup 0 is done with it, warp 1 stage g % 3 of the q/P ring once
+// warpgroup 1 is, so neither ring waits for the other, and the copies of a
+// CTA's next item go out while its current one ends. Lane 0 issues the TMA
+// loads; every lane arrives on the stage's full barrier. The last chunk of
+// a sequence, if short, also comes by TMA, which reads rows of the next
+// sequence (TMA clips only at the tensor's end): the warp zeroes those rows
+// before the stage is published, so no value crosses the boundary; the
+// workspace's tiles of that chunk go out at once, not after the zeroing
+// (lane 0 announces their bytes without arriving), so that the two round
+// trips overlap. A sequence has one short chunk at most, so each tail
+// barrier completes once an item at most, in phase tph.
 static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int lane) {
   const int t0 = a.bos + 64 * c, L = min(64, a.eos - t0), g = a.g0 + c;
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;
