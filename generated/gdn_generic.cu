@@ -1251,7 +1251,10 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1);
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
-  TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) gdn_trace_prod[a.cta][c][1] = trace_now();)
+  // Warp 0 stamps its k and v the same way: the later of the two is when
+  // every load of the chunk is out.
+  TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS)
+          atomicMax(&gdn_trace_prod[a.cta][c][1], trace_now());)
 }
 
 // The copies of chunk c of the current item, the g-th chunk of the CTA
@@ -1291,6 +1294,8 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
       tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
     }
+    TRACE(if (wg_apart(a) && a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS)
+            atomicMax(&gdn_trace_prod[a.cta][c][1], trace_now());)
   }
   if (!wg_apart(a)) // else warp 3 loads W and g (produce_wg)
     chunk_ready(a, c, 0, lane, g == 0);
