@@ -62,6 +62,10 @@ static const Case cases[] = {
      * SMs / 2): a 1-token sequence and tails between long ones; GVA. */
     {"fused-tails-3", 3, {5001, 1, 3999}, 4, 4, 4, 0, 1},
     {"fused-gva-2-2-8", 1, {8191}, 2, 2, 8, NO_INIT, 1},
+    /* gdn_fused without split pairs: 64 scan CTAs, whose pairs would not
+     * leave 16 of 132 SMs, so each scan CTA's warp 3 waits on the flags and
+     * loads W and g for the whole scan's code; 592 units; two tails. */
+    {"fused-whole-2-h16", 2, {1500, 777}, 16, 16, 16, 0, 1},
 };
 
 /* A device buffer with guard bands: `n` elements of `esize` bytes at
