@@ -74,6 +74,26 @@ def test_gva_int64_cu_seqlens():
     return "shapes and errors ok"
 
 
+def test_fast_and_checked_paths_agree():
+    # int32 cu_seqlens takes the one-test-per-tensor path; int64 and a
+    # strided int32 view take the checks one by one and a converted copy.
+    a = inputs([90, 1, 200, 64])
+    o1, h1 = gdngen.chunk_gated_delta_rule(**a, output_final_state=True)
+    assert gdngen._fast(a["q"], a["k"], a["v"], a["alpha"], a["beta"], a["scale"],
+                        a["initial_state"], a["cu_seqlens"], False) is not None
+    b = dict(a, cu_seqlens=a["cu_seqlens"].long())
+    o2, h2 = gdngen.chunk_gated_delta_rule(**b, output_final_state=True)
+    wide = torch.zeros(2 * a["cu_seqlens"].numel(), dtype=torch.int32, device=DEV)
+    wide[::2] = a["cu_seqlens"]
+    c = dict(a, cu_seqlens=wide[::2])
+    assert gdngen._fast(c["q"], c["k"], c["v"], c["alpha"], c["beta"], c["scale"],
+                        c["initial_state"], c["cu_seqlens"], False) is None
+    o3, h3 = gdngen.chunk_gated_delta_rule(**c, output_final_state=True)
+    for o, h in ((o2, h2), (o3, h3)):
+        assert torch.equal(o1, o) and torch.equal(h1, h), "the two paths differ"
+    return "int32, int64 and a strided int32 cu_seqlens give equal outputs"
+
+
 def test_errors():
     a = inputs([50])
     bad = [
@@ -151,7 +171,8 @@ def test_torch_compile():
 
 
 def main():
-    tests = [test_matches_recurrence, test_gva_int64_cu_seqlens, test_errors, test_query_route,
+    tests = [test_matches_recurrence, test_gva_int64_cu_seqlens,
+             test_fast_and_checked_paths_agree, test_errors, test_query_route,
              test_build_id, test_cuda_graph, test_torch_compile]
     failed = 0
     for t in tests:

@@ -70,9 +70,13 @@ class _Lib:
         L.gdn_version.argtypes = []
         L.gdn_version.restype = ctypes.c_char_p
         self.handles = {}
+        self.ws_sizes = {}
         self.lock = threading.Lock()
 
     def handle(self, device):
+        h = self.handles.get(device)  # entries are added once and never change
+        if h is not None:
+            return h
         with self.lock:
             h = self.handles.get(device)
             if h is None:
@@ -84,6 +88,26 @@ class _Lib:
                                        % (device, err.value.decode()))
                 h = self.handles[device] = out
             return h
+
+    def workspace_bytes(self, h, a, dev):
+        """gdn_workspace_size for a's sizes and options, remembered per device:
+        it depends on nothing else (not on pointers or the scale). gdn_prefill
+        checks it again, so a stale entry could only make a call fail."""
+        key = (dev, a.T, a.N, a.Hq, a.Hk, a.Hv, bool(a.alpha), bool(a.beta),
+               bool(a.cu_seqlens), bool(a.initial_state), bool(a.final_state),
+               a.force_generic)
+        n = self.ws_sizes.get(key)
+        if n is None:
+            need = ctypes.c_size_t(0)
+            s, msg = self.call(h, self.lib.gdn_workspace_size, ctypes.byref(a),
+                               ctypes.byref(need))
+            if s != 0:
+                self.fail(s, msg, "chunk_gated_delta_rule")
+            n = need.value
+            if len(self.ws_sizes) >= 256:  # many shapes: start over, stay small
+                self.ws_sizes.clear()
+            self.ws_sizes[key] = n
+        return n
 
     def call(self, h, fn, *args):
         """Runs a libgdn call; its status and the handle's message are read
@@ -106,6 +130,8 @@ _lib_lock = threading.Lock()
 
 def _get_lib():
     global _lib
+    if _lib is not None:  # set once, never reset: no lock needed to read it
+        return _lib
     with _lib_lock:
         if _lib is None:
             _lib = _Lib()
@@ -128,10 +154,8 @@ def _need(cond, msg):
 
 
 def _check_tensor(name, t, dtype, shape, device):
-    # One cheap test first: this runs on every call and its cost is host time.
-    if (getattr(t, "dtype", None) is dtype and t.is_cuda and t.device == device
-            and t.shape == shape and t.is_contiguous()):
-        return
+    """Raises ValueError saying what is wrong with t; the fast path of
+    _prepare has already found something."""
     import torch
     _need(isinstance(t, torch.Tensor), "%s must be a torch.Tensor" % name)
     _need(t.is_cuda, "%s must be on a CUDA device" % name)
@@ -140,6 +164,57 @@ def _check_tensor(name, t, dtype, shape, device):
     _need(tuple(t.shape) == tuple(shape),
           "%s has shape %s, expected %s" % (name, tuple(t.shape), tuple(shape)))
     _need(t.is_contiguous(), "%s must be contiguous" % name)
+
+
+def _ok(t, dtype, shape, dev):
+    """The cheap test of one tensor: every call runs it, and its cost is host
+    time (get_device() is -1 on the CPU and reads no device object)."""
+    return (t.dtype is dtype and t.get_device() == dev and t.shape == shape
+            and t.is_contiguous())
+
+
+def _fast(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic):
+    """_prepare's result for a well-formed call with int32 cu_seqlens, or
+    None: then _prepare runs the checks one by one and says what is wrong.
+    The same tests as _prepare's, with fewer tensor attribute reads."""
+    import torch
+    if not isinstance(q, torch.Tensor):
+        return None
+    try:
+        T, Hq, D = q.shape
+        Hk, Hv = k.shape[1], v.shape[1]
+        dev = q.get_device()
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return None
+    bf16, f32 = torch.bfloat16, torch.float32
+    Ho = max(Hq, Hv)
+    if not (D == 128 and dev >= 0 and _ok(q, bf16, (T, Hq, 128), dev)
+            and isinstance(k, torch.Tensor) and _ok(k, bf16, (T, Hk, 128), dev)
+            and isinstance(v, torch.Tensor) and _ok(v, bf16, (T, Hv, 128), dev)):
+        return None
+    for t in (alpha, beta):
+        if t is not None and not (isinstance(t, torch.Tensor) and _ok(t, f32, (T, Ho), dev)):
+            return None
+    N = 1
+    if cu_seqlens is not None:
+        if not (isinstance(cu_seqlens, torch.Tensor) and cu_seqlens.dim() == 1
+                and _ok(cu_seqlens, torch.int32, cu_seqlens.shape, dev)):
+            return None
+        N = cu_seqlens.shape[0] - 1
+        if N < 1:
+            return None
+    if initial_state is not None and not (isinstance(initial_state, torch.Tensor) and _ok(
+            initial_state, f32, (N, Ho, 128, 128), dev)):
+        return None
+    if scale is None or not math.isfinite(ctypes.c_float(float(scale)).value):
+        return None
+    a = _Args(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+              alpha.data_ptr() if alpha is not None else 0,
+              beta.data_ptr() if beta is not None else 0,
+              cu_seqlens.data_ptr() if cu_seqlens is not None else 0,
+              initial_state.data_ptr() if initial_state is not None else 0,
+              0, 0, T, N, Hq, Hk, Hv, 128, float(scale), 1 if force_generic else 0)
+    return a, [], T, N, Ho
 
 
 def _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic):
@@ -243,33 +318,43 @@ def _make_op():
 def _run(q, k, v, alpha, beta, scale, initial_state, output_final_state, cu_seqlens,
          force_generic):
     import torch
-    a, keep, T, N, Ho = _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens,
-                                 force_generic)
+    got = _fast(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic)
+    if got is None:
+        got = _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic)
+    a, keep, T, N, Ho = got
     lib = _get_lib()
-    dev = q.device.index if q.device.index is not None else torch.cuda.current_device()
+    dev = q.get_device()
     h = lib.handle(dev)
-    o = torch.empty((T, Ho, 128), dtype=torch.bfloat16, device=q.device)
+    o = q.new_empty((T, Ho, 128), dtype=torch.bfloat16)
     final = None
     if output_final_state:
-        final = torch.empty((N, Ho, 128, 128), dtype=torch.float32, device=q.device)
+        final = q.new_empty((N, Ho, 128, 128), dtype=torch.float32)
     if T == 0:  # nothing to run: the final state is the initial one
         if final is not None:
             final.copy_(initial_state) if initial_state is not None else final.zero_()
         return o, final
     a.o = o.data_ptr()
     a.final_state = final.data_ptr() if final is not None else 0
-    need = ctypes.c_size_t(0)
-    s, msg = lib.call(h, lib.lib.gdn_workspace_size, ctypes.byref(a), ctypes.byref(need))
-    if s != 0:
-        lib.fail(s, msg, "chunk_gated_delta_rule")
+    need = lib.workspace_bytes(h, a, dev)
     # torch's caching allocator: graph-capture safe, freed with the tensor.
-    ws = torch.empty(max(need.value, 16), dtype=torch.uint8, device=q.device)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    s, msg = lib.call(h, lib.lib.gdn_prefill, ctypes.byref(a), ws.data_ptr(), need.value, stream)
+    ws = q.new_empty((max(need, 16),), dtype=torch.uint8)
+    s, msg = lib.call(h, lib.lib.gdn_prefill, ctypes.byref(a), ws.data_ptr(), need,
+                      _raw_stream(dev))
     if s != 0:
         lib.fail(s, msg, "chunk_gated_delta_rule")
     del keep, ws  # safe: the stream orders their reuse after this call's kernels
     return o, final
+
+
+def _raw_stream(dev):
+    """torch's current stream on device dev, as the CUstream handle. The
+    private accessor Triton uses costs 0.1 us against about 3 for a Stream
+    object; the public one stays the fallback."""
+    import torch
+    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get is not None:
+        return get(dev)
+    return torch.cuda.current_stream(dev).cuda_stream
 
 
 def query_route(q, k, v, alpha=None, beta=None, scale=None, initial_state=None,
