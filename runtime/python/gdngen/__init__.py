@@ -154,8 +154,8 @@ def _need(cond, msg):
 
 
 def _check_tensor(name, t, dtype, shape, device):
-    """Raises ValueError saying what is wrong with t; the fast path of
-    _prepare has already found something."""
+    """Raises ValueError saying what is wrong with t, if anything: the
+    checks one by one, for calls that _fast did not take."""
     import torch
     _need(isinstance(t, torch.Tensor), "%s must be a torch.Tensor" % name)
     _need(t.is_cuda, "%s must be on a CUDA device" % name)
