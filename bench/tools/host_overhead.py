@@ -82,7 +82,7 @@ def pieces(inp):
     L = gdngen._get_lib()
     steps = [
         ('torch.compiler.is_compiling()', lambda: torch.compiler.is_compiling()),
-        ('_prepare (checks, ctypes struct)', lambda: gdngen._prepare(*args)),
+        ('_prepare (_fast, then nothing more)', lambda: gdngen._prepare(*args)),
         ('_Args() and 17 fields set', lambda: _fill_args()),
         ('torch.empty o (device=)', lambda: torch.empty((T, Ho, 128), dtype=torch.bfloat16,
                                                         device=dev)),

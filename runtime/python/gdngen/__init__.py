@@ -155,7 +155,7 @@ def _need(cond, msg):
 
 def _check_tensor(name, t, dtype, shape, device):
     """Raises ValueError saying what is wrong with t, if anything: the
-    checks one by one, for calls that _fast did not take."""
+    checks one by one, for calls that _fast does not take."""
     import torch
     _need(isinstance(t, torch.Tensor), "%s must be a torch.Tensor" % name)
     _need(t.is_cuda, "%s must be on a CUDA device" % name)
@@ -208,17 +208,28 @@ def _fast(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic)
         return None
     if scale is None or not math.isfinite(ctypes.c_float(float(scale)).value):
         return None
-    a = _Args(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-              alpha.data_ptr() if alpha is not None else 0,
-              beta.data_ptr() if beta is not None else 0,
-              cu_seqlens.data_ptr() if cu_seqlens is not None else 0,
-              initial_state.data_ptr() if initial_state is not None else 0,
-              0, 0, T, N, Hq, Hk, Hv, 128, float(scale), 1 if force_generic else 0)
+    a = _args(q, k, v, alpha, beta, cu_seqlens, initial_state, T, N, Hq, Hk, Hv, scale,
+              force_generic)
     return a, [], T, N, Ho
 
 
+def _args(q, k, v, alpha, beta, cu_seqlens, initial_state, T, N, Hq, Hk, Hv, scale,
+          force_generic):
+    """The argument struct of checked tensors (o and final_state still 0)."""
+    def ptr(t):
+        return t.data_ptr() if t is not None else 0
+    return _Args(q.data_ptr(), k.data_ptr(), v.data_ptr(), ptr(alpha), ptr(beta),
+                 ptr(cu_seqlens), ptr(initial_state), 0, 0, T, N, Hq, Hk, Hv, 128,
+                 float(scale), 1 if force_generic else 0)
+
+
 def _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic):
-    """Checks the tensors; returns (args struct, keep-alive list, T, N, Ho)."""
+    """Checks the tensors; returns (args struct, keep-alive list, T, N, Ho).
+    One cheap test per tensor first (_fast); the checks one by one only for
+    a call it does not take."""
+    got = _fast(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic)
+    if got is not None:
+        return got
     import torch
     for name, t in (("q", q), ("k", k), ("v", v)):
         _need(isinstance(t, torch.Tensor) and t.dim() == 3,
@@ -255,14 +266,8 @@ def _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_gener
     # Finite as the fp32 the kernels receive, not only as a Python float.
     _need(math.isfinite(ctypes.c_float(float(scale)).value),
           "scale must be finite in fp32, not %r" % (scale,))
-    a = _Args()
-    a.q, a.k, a.v = q.data_ptr(), k.data_ptr(), v.data_ptr()
-    a.alpha = alpha.data_ptr() if alpha is not None else 0
-    a.beta = beta.data_ptr() if beta is not None else 0
-    a.cu_seqlens = cu_seqlens.data_ptr() if cu_seqlens is not None else 0
-    a.initial_state = initial_state.data_ptr() if initial_state is not None else 0
-    a.T, a.N, a.Hq, a.Hk, a.Hv, a.head_dim = T, N, Hq, Hk, Hv, 128
-    a.scale, a.force_generic = float(scale), 1 if force_generic else 0
+    a = _args(q, k, v, alpha, beta, cu_seqlens, initial_state, T, N, Hq, Hk, Hv, scale,
+              force_generic)
     return a, keep, T, N, Ho
 
 
@@ -318,10 +323,8 @@ def _make_op():
 def _run(q, k, v, alpha, beta, scale, initial_state, output_final_state, cu_seqlens,
          force_generic):
     import torch
-    got = _fast(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic)
-    if got is None:
-        got = _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens, force_generic)
-    a, keep, T, N, Ho = got
+    a, keep, T, N, Ho = _prepare(q, k, v, alpha, beta, scale, initial_state, cu_seqlens,
+                                 force_generic)
     lib = _get_lib()
     dev = q.get_device()
     h = lib.handle(dev)
