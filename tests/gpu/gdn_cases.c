@@ -20,7 +20,8 @@ _Static_assert(MAX_RANDOM_SEQ >= MAX_SEQ, "lens buffers hold any case");
 
 typedef struct Case {
   const char *name;
-  int n;                    /* sequences; 0: lens[0] (30 if 0) drawn at random */
+  int n;                    /* sequences; 0: lens[0] (30 if 0) drawn at random;
+                               < 0: -n of them, summing to lens[0], split at random */
   int32_t lens[MAX_SEQ];
   int Hq, Hk, Hv;
   unsigned flags;           /* REF_NO_ALPHA, REF_NO_BETA, REF_NO_INITIAL_STATE */
@@ -66,6 +67,26 @@ static const Case cases[] = {
      * leave 16 of 132 SMs, so each scan CTA's warp 3 waits on the flags and
      * loads W and g for the whole scan's code; 592 units; two tails. */
     {"fused-whole-2-h16", 2, {1500, 777}, 16, 16, 16, 0, 1},
+    /* The specialisation keys of generator/default.routes with the splits
+     * their issues name: routing never reads cu_seqlens, so a key's
+     * schedule must hold for any lengths that sum to its T. The n10 key
+     * (T 4096, ten sequences, 8 heads): even, one long and nine 1-token
+     * sequences, chunk boundaries, and a random split. */
+    {"key-n10-even", 10, {410, 410, 410, 410, 410, 410, 409, 409, 409, 409}, 8, 8, 8, 0, 1},
+    {"key-n10-4087-ones", 10, {4087, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 8, 8, 8, 0, 1},
+    {"key-n10-boundaries", 10, {64, 128, 192, 256, 320, 384, 448, 512, 576, 1216}, 8, 8, 8, 0, 1},
+    {"key-n10-random", -10, {4096}, 8, 8, 8, 0, 1},
+    /* The n20 key (T 8192, twenty sequences, GVA 8/8/16): one long one
+     * beside 19 short ones at, and one past, chunk boundaries (a 1-token
+     * one among them), and a random split. */
+    {"key-n20-one-long", 20,
+     {6083, 1, 63, 64, 65, 127, 128, 129, 2, 5, 31, 33, 100, 191, 192, 193, 255, 256, 257, 17},
+     8, 8, 16, 0, 1},
+    {"key-n20-random", -20, {8192}, 8, 8, 16, 0, 1},
+    /* Near misses of the n10 key, which take the generic pipeline: one
+     * token more, and no final state. */
+    {"near-n10-t4097", 10, {300, 517, 128, 700, 64, 411, 999, 200, 333, 445}, 8, 8, 8, 0, 1},
+    {"near-n10-no-final", 10, {300, 517, 128, 700, 64, 411, 999, 200, 333, 444}, 8, 8, 8, 0, 0},
 };
 
 /* A device buffer with guard bands: `n` elements of `esize` bytes at
@@ -144,6 +165,19 @@ static void lens_of(const Case *c, ref_rng *rng, int32_t *lens, int *n) {
   if (c->n > 0) {
     *n = c->n;
     memcpy(lens, c->lens, sizeof(int32_t) * (size_t)c->n);
+    return;
+  }
+  if (c->n < 0) { /* a random split of lens[0] tokens: 1 each, the rest by random weights */
+    *n = -c->n;
+    double w[MAX_SEQ], sum = 0;
+    for (int i = 0; i < *n; i++)
+      sum += w[i] = ref_uniform(rng);
+    int32_t left = c->lens[0] - *n;
+    for (int i = 0; i < *n; i++) {
+      lens[i] = 1 + (int32_t)(w[i] / sum * (c->lens[0] - *n));
+      left -= lens[i] - 1;
+    }
+    lens[(int)(ref_uniform(rng) * *n) % *n] += left; /* rounding's remainder, >= 0 */
     return;
   }
   *n = c->lens[0] > 0 ? c->lens[0] : 30;
