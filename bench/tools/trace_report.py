@@ -58,8 +58,10 @@ def spread(xs):
 
 
 def cta_figures(ch):
-    """One scan CTA's start, first data, median chunk step, waits (all and
-    after the first chunk), chain end."""
+    """One scan CTA's start, first data, its first chunk's own work (from
+    that data to the wait for the next chunk: a cold start or a stall
+    shows there, apart from the steady step), median chunk step, waits (all
+    and after the first chunk), chain end."""
     start, end = ch[-1]
     chunks = sorted(c for c in ch if c >= 0)
     ready = [ch[c][0] for c in chunks]
@@ -68,6 +70,7 @@ def cta_figures(ch):
     return {
         'start': start,
         'first': ch[chunks[0]][1] if chunks else end,
+        'first_work': ready[1] - ch[chunks[0]][1] if len(chunks) > 1 else None,
         'step': statistics.median(steps) if steps else 0.0,
         'wait': sum(waits),
         'wait_later': sum(waits[1:]),
@@ -129,9 +132,10 @@ def report(name, d):
         print(f'| entry to the state\'s loads | {spread([e[1] - e[0] for e, _ in entry])} |')
         print(f'| initial state loaded (to CTA start) | {spread([s - e[1] for e, s in entry])} |')
     for key, what in [('start', 'CTA start'), ('first', "first chunk's data"),
+                      ('first_work', "first chunk's work (its data to the next chunk's wait)"),
                       ('step', 'chunk step (median per CTA)'), ('wait', 'waits for stages, all'),
                       ('wait_later', 'waits after the first chunk'), ('end', 'chain end')]:
-        print(f'| {what} | {spread([c[key] for c in ctas])} |')
+        print(f'| {what} | {spread([c[key] for c in ctas if c[key] is not None])} |')
     print(f'| output stores end | {spread(list(d["out"].values()))} |')
     lag = [d['out'][i] - ch[-1][1] for i, ch in d['scan'].items() if -1 in ch and i in d['out']]
     print(f'| output end after chain end | {spread(lag)} |')
