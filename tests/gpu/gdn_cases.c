@@ -172,9 +172,10 @@ static void lens_of(const Case *c, ref_rng *rng, int32_t *lens, int *n) {
     double w[MAX_SEQ], sum = 0;
     for (int i = 0; i < *n; i++)
       sum += w[i] = ref_uniform(rng);
-    int32_t left = c->lens[0] - *n;
+    const int32_t spare = c->lens[0] - *n; /* the tokens past each one's first */
+    int32_t left = spare;
     for (int i = 0; i < *n; i++) {
-      lens[i] = 1 + (int32_t)(w[i] / sum * (c->lens[0] - *n));
+      lens[i] = 1 + (int32_t)(w[i] / sum * spare);
       left -= lens[i] - 1;
     }
     lens[(int)(ref_uniform(rng) * *n) % *n] += left; /* rounding's remainder, >= 0 */
