@@ -144,7 +144,8 @@ static void read_trace(gdn_handle *h, gdn_trace *t) {
  * has chunk c's stage, and has issued its loads; out: the output stores'
  * end; unit: a prepare unit's start and end; ustep: the end of a unit's
  * stage, in t0),
- * index, chunk, t0, t1 in ns from the call's earliest stamp. */
+ * index, chunk, t0, t1 in ns from the call's earliest stamp, a CTA's entry
+ * included. */
 static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
   static gdn_trace t; /* about 7.8 MB: not on the stack */
   CUgraph g = capture(c, st);
@@ -162,6 +163,8 @@ static void trace_row(Call *c, const Row *r, CUstream st, FILE *f) {
       t0 = t.scan[i][0][0];
     if (t.scan[i][0][0] && t.prod[i][0][0] && t.prod[i][0][0] < t0)
       t0 = t.prod[i][0][0]; /* a producer may have its first stage sooner */
+    if (t.scan[i][0][0] && t.out[i][0][0] && t.out[i][0][0] < t0)
+      t0 = t.out[i][0][0]; /* gdn_fused's scan CTAs enter before any unit starts */
   }
   for (int u = 0; u < GDN_TRACE_UNITS; u++)
     if (t.unit[u][0] && t.unit[u][0] < t0)
