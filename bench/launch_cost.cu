@@ -15,6 +15,7 @@
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
+// The first CTA entry and the last CTA end of one replay, in ns.
 __device__ unsigned long long g_span[2];
 
 __device__ __forceinline__ unsigned long long now() {
@@ -23,6 +24,9 @@ __device__ __forceinline__ unsigned long long now() {
   return t;
 }
 
+// One CTA: lets a dependent grid launch (trigger) or waits for the grid
+// before it (wait), then thread 0 spins spin_ns from the CTA's entry and
+// stamps the span.
 __global__ void k_spin(int spin_ns, int trigger, int wait) {
   unsigned long long t0 = now();
   if (trigger) asm volatile("griddepcontrol.launch_dependents;");
@@ -35,6 +39,9 @@ __global__ void k_spin(int spin_ns, int trigger, int wait) {
   __syncthreads();
 }
 
+// A grid: its size, dynamic shared memory, cluster size, spin (ns), its
+// kernel's trigger and wait, and whether it is launched as a programmatic
+// dependent of the launch before it.
 struct K { int ctas, threads, smem, cluster, spin, trigger, wait, pdl; };
 
 static void launch(const K &k, cudaStream_t st) {
@@ -60,6 +67,7 @@ static void launch(const K &k, cudaStream_t st) {
   CK(cudaLaunchKernelEx(&c, k_spin, k.spin, k.trigger, k.wait));
 }
 
+// A call: an optional memset node, then one or two grids (ctas = 0: none).
 struct Case { const char *name; int memset; K a, b; };
 
 int main() {
