@@ -14,7 +14,11 @@
  * for byte (bench/tools/ab_run.sh, AB_SAME).
  * Inputs are random (never zeros): q, v ~ N(0,1), k L2-normalised, alpha in
  * [0.8, 1], beta = sigmoid(N(0,1)), initial state 0.1 N(0,1), scale 0.73.
- * Usage: build/gdn_bench [--trace FILE] [--dump FILE] [iters] [row-substring]
+ * With --reader, each captured call also copies o to a scratch buffer
+ * after it (a memcpy node), as a model's next kernel reads o at once: the
+ * device figure then shows where the call left o's lines, in L2 or not,
+ * which a lone replayed call cannot.
+ * Usage: build/gdn_bench [--trace FILE] [--dump FILE] [--reader] [iters] [row-substring]
  */
 #include <cuda.h>
 #include <errno.h>
@@ -89,6 +93,8 @@ typedef struct Call {
   CUdeviceptr ws;
   size_t wsb;
   CUgraphExec ge;
+  CUdeviceptr o_copy; /* --reader: where a captured call copies o, else 0 */
+  size_t o_bytes;
 } Call;
 
 static void one_call(void *ctx, CUstream st) {
@@ -108,6 +114,8 @@ static CUgraph capture(Call *c, CUstream st) {
   CUgraph g;
   CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
   gdn_status s = gdn_prefill(c->h, c->a, c->ws, c->wsb, st);
+  if (s == GDN_OK && c->o_copy)
+    CK(cuMemcpyDtoDAsync(c->o_copy, c->a->o, c->o_bytes, st));
   CK(cuStreamEndCapture(st, &g));
   if (s != GDN_OK) {
     fprintf(stderr, "capture: %s\n", gdn_last_error(c->h));
@@ -222,7 +230,7 @@ static void dump_bytes(FILE *f, CUdeviceptr d, size_t n) {
 }
 
 static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *trace,
-                    FILE *dump) {
+                    FILE *dump, int reader) {
   ref_rng rng = ref_rng_seed(1234);
   unsigned flags = r->state ? 0 : REF_NO_INITIAL_STATE;
   ref_problem_owned *po = ref_problem_random(&rng, r->lens, r->n, r->h, r->h, r->hv, flags);
@@ -242,7 +250,9 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
   gdn_workspace_size(h, &a, &wsb);
   CUdeviceptr ws;
   CK(cuMemAlloc(&ws, wsb));
-  Call c = {h, &a, ws, wsb, NULL};
+  Call c = {h, &a, ws, wsb, NULL, 0, T * Ho * 256};
+  if (reader)
+    CK(cuMemAlloc(&c.o_copy, c.o_bytes));
   float first = time_calls(&c, st, 1);
   time_calls(&c, st, 20);
   float callable = time_calls(&c, st, iters);
@@ -257,7 +267,7 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
       dump_bytes(dump, a.final_state, ns * 4);
   }
   CUdeviceptr all[] = {a.q, a.k, a.v, a.alpha, a.beta, a.cu_seqlens, a.initial_state, a.o,
-                       a.final_state, ws};
+                       a.final_state, ws, c.o_copy};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (all[i])
       cuMemFree(all[i]);
@@ -266,7 +276,15 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
 
 int main(int argc, char **argv) {
   FILE *trace = NULL, *dump = NULL;
-  while (argc > 2 && (strcmp(argv[1], "--trace") == 0 || strcmp(argv[1], "--dump") == 0)) {
+  int reader = 0;
+  while (argc > 1) {
+    if (strcmp(argv[1], "--reader") == 0) {
+      reader = 1;
+      argc--, argv++;
+      continue;
+    }
+    if (argc <= 2 || (strcmp(argv[1], "--trace") != 0 && strcmp(argv[1], "--dump") != 0))
+      break;
     const int is_trace = strcmp(argv[1], "--trace") == 0;
     FILE **f = is_trace ? &trace : &dump;
     if (*f || !(*f = fopen(argv[2], is_trace ? "w" : "wb"))) {
@@ -294,11 +312,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gdn_create: %s\n", err);
     return 1;
   }
-  printf("%s%s\n\n", gdn_version(), trace ? " (trace build: NVRTC, timestamps)" : "");
+  printf("%s%s%s\n\n", gdn_version(), trace ? " (trace build: NVRTC, timestamps)" : "",
+         reader ? " (device: each call followed by a copy of o)" : "");
   printf("| row | callable ms | device ms | first call ms |\n|---|---|---|---|\n");
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (!filter || strstr(rows[i].name, filter))
-      run_row(h, &rows[i], iters, st, trace, dump);
+      run_row(h, &rows[i], iters, st, trace, dump, reader);
   gdn_destroy(h);
   if (trace)
     fclose(trace);

@@ -13,7 +13,8 @@
 # outputs on the rows' inputs to DIR/<build>.bin (--dump), and each is
 # compared byte for byte with main's (or, without a build named main, the
 # first build's): for a change that keeps every sum's order, the outputs
-# must be the same.
+# must be the same. AB_BENCH_ARGS: options for the timing passes' gdn_bench
+# (`--reader`: each captured call followed by a copy of o).
 set -uo pipefail
 iters=${1:-200} row=${2:-}
 dir=${AB_DIR:-build/ab} limit=${AB_TIMEOUT:-120} passes=${AB_PASSES:-2}
@@ -53,7 +54,7 @@ fi
 for pass in $(seq 1 "$passes"); do
   for d in "$dir"/*/; do
     echo "== pass $pass: $(basename "$d")"
-    run "$d/gdn_bench" "$iters" $row
+    run "$d/gdn_bench" ${AB_BENCH_ARGS:-} "$iters" $row
   done
 done
 if [ -n "${AB_TRACE:-}" ]; then

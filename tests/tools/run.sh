@@ -51,6 +51,10 @@ check "wgmma_gaps.py: gaps between HGMMAs, waits to the next one" tests/tools/sa
   python3 bench/tools/wgmma_gaps.py tests/tools/sass.txt
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
+check "ab_run.sh AB_BENCH_ARGS: the timing passes' options reach gdn_bench" \
+  tests/tools/ab-run-reader.expected \
+  env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 AB_PASSES=1 AB_BENCH_ARGS=--reader \
+  bash bench/tools/ab_run.sh 5
 same=$(mktemp -d)
 check "ab_run.sh AB_SAME: outputs compared byte for byte with main's" tests/tools/ab-same.expected \
   env AB_DIR=tests/tools/ab-same AB_PASSES=0 AB_SAME="$same" bash bench/tools/ab_run.sh 5
