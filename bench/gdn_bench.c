@@ -236,13 +236,13 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
   ref_problem_owned *po = ref_problem_random(&rng, r->lens, r->n, r->h, r->h, r->hv, flags);
   const ref_problem *p = &po->p;
   int Ho = r->h > r->hv ? r->h : r->hv;
-  size_t T = (size_t)p->T, ns = (size_t)r->n * Ho * 128 * 128;
+  size_t T = (size_t)p->T, ns = (size_t)r->n * Ho * 128 * 128, o_bytes = T * Ho * 256;
   gdn_prefill_args a = gdn_prefill_args_default();
   a.q = up(p->q, T * r->h * 256), a.k = up(p->k, T * r->h * 256), a.v = up(p->v, T * r->hv * 256);
   a.alpha = up(p->alpha, T * Ho * 4), a.beta = up(p->beta, T * Ho * 4);
   a.cu_seqlens = r->n > 1 ? up(p->cu_seqlens, (size_t)(r->n + 1) * 4) : 0;
   a.initial_state = up(p->initial_state, ns * 4);
-  CK(cuMemAlloc((CUdeviceptr *)&a.o, T * Ho * 256));
+  CK(cuMemAlloc((CUdeviceptr *)&a.o, o_bytes));
   if (r->state)
     CK(cuMemAlloc((CUdeviceptr *)&a.final_state, ns * 4));
   a.T = p->T, a.N = r->n, a.Hq = r->h, a.Hk = r->h, a.Hv = r->hv, a.scale = 0.73f;
@@ -250,7 +250,7 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
   gdn_workspace_size(h, &a, &wsb);
   CUdeviceptr ws;
   CK(cuMemAlloc(&ws, wsb));
-  Call c = {h, &a, ws, wsb, NULL, 0, T * Ho * 256};
+  Call c = {h, &a, ws, wsb, NULL, 0, o_bytes};
   if (reader)
     CK(cuMemAlloc(&c.o_copy, c.o_bytes));
   float first = time_calls(&c, st, 1);
@@ -262,7 +262,7 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
     trace_row(&c, r, st, trace);
   if (dump) {
     CK(cuStreamSynchronize(st));
-    dump_bytes(dump, a.o, T * Ho * 256);
+    dump_bytes(dump, a.o, o_bytes);
     if (a.final_state)
       dump_bytes(dump, a.final_state, ns * 4);
   }
