@@ -373,6 +373,21 @@ static __device__ __forceinline__ void zero_rows_v32(u32 dst, int valid, int tid
   }
 }
 
+static __device__ __forceinline__ u64 policy_evict_first() {
+  u64 r;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(r));
+  return r;
+}
+
+static __device__ __forceinline__ void tma_load_3d_hint(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar,
+                                 u64 policy) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;"
+               :: "r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar),
+                  "l"(policy)
+               : "memory");
+}
+
 // D(64x32, f32) += A(64x16) B(16x32), A in registers, B K-major.
 static __device__ __forceinline__ void wgmma_m64n32k16_rs_bf16_rk(float (&d)[16], u32 a0, u32 a1, u32 a2, u32 a3, u64 db, int scale_d) {
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %21, 0;\n"
@@ -1285,14 +1300,14 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
       mbar_expect_tx(bar, 33280u);
       tma_load_3d(sk + 0u, a.mk, 0 + 0, hk, t0 + 0, bar);
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
-      tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
+      tma_load_3d_hint(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar, policy_evict_first());
     } else { // on the tail barrier, to be zeroed past L; W and g need not wait for that
       mbar_add_tx(bar, 8704u);
       const u32 bar = TAIL_KV(a);
       mbar_expect_tx(bar, 24576u);
       tma_load_3d(sk + 0u, a.mk, 0 + 0, hk, t0 + 0, bar);
       tma_load_3d(sk + 8192u, a.mk, 0 + 64, hk, t0 + 0, bar);
-      tma_load_3d(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar);
+      tma_load_3d_hint(sv + 0u, a.mv, v0 + 0, hv, t0 + 0, bar, policy_evict_first());
     }
     TRACE(if (wg_apart(a) && a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS)
             atomicMax(&gdn_trace_prod[a.cta][c][1], trace_now());)

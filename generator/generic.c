@@ -82,6 +82,18 @@ static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
   return n < 0 ? -1 : 0;
 }
 
+/* loads_3d under an L2 policy, the value of the expression `policy`. */
+static int loads_3d_hint(Out *o, const SmemTile *t, const char *dst, const char *map,
+                         const char *inner0, const char *head, const char *tok,
+                         const char *policy, Diag *d) {
+  TmaBox boxes[16];
+  int n = tma_tile_boxes(t, boxes, 16, d);
+  for (int i = 0; i < n; i++)
+    out_line(o, "tma_load_3d_hint(%s + %uu, %s, %s + %d, %s, %s + %d, bar, %s);", dst,
+             boxes[i].smem_off, map, inner0, boxes[i].inner, head, tok, boxes[i].outer, policy);
+  return n < 0 ? -1 : 0;
+}
+
 /* TMA loads of a 64 x 64 workspace tile through the 2-D map {64, rows}. */
 static int loads_2d(Out *o, const SmemTile *t, const char *dst, const char *map, const char *row,
                     Diag *d) {
@@ -295,26 +307,34 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   return rc;
 }
 
-static int scan_loads(Slots *sl, Diag *d) {
+/* The scan's copies of a chunk. v is read by the scan alone, once (prepare
+ * never reads it): its lines go first when L2 needs room, before q and k,
+ * which prepare read before, and the workspace's P and W. */
+static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
   struct {
     const char *slot;
     int indent, ws;
     const SmemTile *t;
-    const char *dst, *map, *inner, *head;
+    const char *dst, *map, *inner, *head, *policy;
   } rows[] = {
-      {"LOAD_W", 2, 1, &TILE_64, "sw", "a.mw", NULL, NULL},
-      {"LOAD_P", 2, 1, &TILE_64, "sp", "a.mp", NULL, NULL},
-      {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk"},
-      {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv"},
-      {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq"},
+      {"LOAD_W", 2, 1, &TILE_64, "sw", "a.mw", NULL, NULL, NULL},
+      {"LOAD_P", 2, 1, &TILE_64, "sp", "a.mp", NULL, NULL, NULL},
+      {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk", NULL},
+      {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv", "policy_evict_first()"},
+      {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq", NULL},
   };
+  emit_policy_evict_first(p);
+  emit_tma_load_3d_hint(p);
   for (size_t i = 0; i < COUNT_OF(rows); i++) {
     Out o;
     out_init(&o);
     o.indent = rows[i].indent;
-    int rc = rows[i].ws ? loads_2d(&o, rows[i].t, rows[i].dst, rows[i].map, "row", d)
-                        : loads_3d(&o, rows[i].t, rows[i].dst, rows[i].map, rows[i].inner,
-                                   rows[i].head, "t0", d);
+    int rc = rows[i].ws       ? loads_2d(&o, rows[i].t, rows[i].dst, rows[i].map, "row", d)
+             : rows[i].policy ? loads_3d_hint(&o, rows[i].t, rows[i].dst, rows[i].map,
+                                              rows[i].inner, rows[i].head, "t0",
+                                              rows[i].policy, d)
+                              : loads_3d(&o, rows[i].t, rows[i].dst, rows[i].map, rows[i].inner,
+                                         rows[i].head, "t0", d);
     if (rc) {
       out_free(&o);
       return -1;
@@ -566,7 +586,7 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   int rc = check_k_views(d);
   rc = rc ? rc : tail_fn(p, "zero_rows_qk32", &TILE_QK, 32, 1, d);
   rc = rc ? rc : tail_fn(p, "zero_rows_v32", &TILE_64, 32, 1, d);
-  rc = rc ? rc : scan_loads(&sl, d);
+  rc = rc ? rc : scan_loads(p, &sl, d);
   rc = rc ? rc : scan_products(p, &sl, d);
   emit_ldmatrix_x4_trans(p);
   emit_stmatrix_x4_trans(p);
