@@ -393,6 +393,19 @@ void emit_tma_load_3d(Prelude *p) {
   outf(&p->text, "               : \"memory\");\n}\n\n");
 }
 
+/* tma_load_3d under an L2 policy (policy_evict_first). */
+void emit_tma_load_3d_hint(Prelude *p) {
+  if (seen(p, "tma_load_3d_hint"))
+    return;
+  outf(&p->text, FN " void tma_load_3d_hint(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar,\n");
+  outf(&p->text, "                                 u64 policy) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
+  outf(&p->text, "               \".L2::cache_hint [%%0], [%%1, {%%2, %%3, %%4}], [%%5], %%6;\"\n");
+  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar),\n");
+  outf(&p->text, "                  \"l\"(policy)\n");
+  outf(&p->text, "               : \"memory\");\n}\n\n");
+}
+
 /* TMA store of one 3-D box from shared memory, tracked by the issuing
  * thread's bulk async-group. */
 void emit_tma_store_3d(Prelude *p) {
@@ -413,19 +426,6 @@ void emit_policy_evict_first(Prelude *p) {
   outf(&p->text, FN " u64 policy_evict_first() {\n  u64 r;\n");
   outf(&p->text, "  asm(\"createpolicy.fractional.L2::evict_first.b64 %%0, 1.0;\" : \"=l\"(r));\n");
   outf(&p->text, "  return r;\n}\n\n");
-}
-
-/* tma_load_3d under an L2 policy (policy_evict_first). */
-void emit_tma_load_3d_hint(Prelude *p) {
-  if (seen(p, "tma_load_3d_hint"))
-    return;
-  outf(&p->text, FN " void tma_load_3d_hint(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar,\n");
-  outf(&p->text, "                                 u64 policy) {\n");
-  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
-  outf(&p->text, "               \".L2::cache_hint [%%0], [%%1, {%%2, %%3, %%4}], [%%5], %%6;\"\n");
-  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar),\n");
-  outf(&p->text, "                  \"l\"(policy)\n");
-  outf(&p->text, "               : \"memory\");\n}\n\n");
 }
 
 void emit_bulk_commit(Prelude *p) {

@@ -71,26 +71,21 @@ static int check_k_views(Diag *d) {
 }
 
 /* TMA loads of a tile from a [T, H, 128] tensor through the 3-D map
- * {128, H, T}: one box per atom column, at (inner0 + box, head, tok). */
+ * {128, H, T}: one box per atom column, at (inner0 + box, head, tok); under
+ * the L2 policy that the expression `policy` gives, unless it is NULL. */
 static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
-                    const char *inner0, const char *head, const char *tok, Diag *d) {
+                    const char *inner0, const char *head, const char *tok, const char *policy,
+                    Diag *d) {
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
   for (int i = 0; i < n; i++)
-    out_line(o, "tma_load_3d(%s + %uu, %s, %s + %d, %s, %s + %d, bar);", dst, boxes[i].smem_off,
-             map, inner0, boxes[i].inner, head, tok, boxes[i].outer);
-  return n < 0 ? -1 : 0;
-}
-
-/* loads_3d under an L2 policy, the value of the expression `policy`. */
-static int loads_3d_hint(Out *o, const SmemTile *t, const char *dst, const char *map,
-                         const char *inner0, const char *head, const char *tok,
-                         const char *policy, Diag *d) {
-  TmaBox boxes[16];
-  int n = tma_tile_boxes(t, boxes, 16, d);
-  for (int i = 0; i < n; i++)
-    out_line(o, "tma_load_3d_hint(%s + %uu, %s, %s + %d, %s, %s + %d, bar, %s);", dst,
-             boxes[i].smem_off, map, inner0, boxes[i].inner, head, tok, boxes[i].outer, policy);
+    if (policy)
+      out_line(o, "tma_load_3d_hint(%s + %uu, %s, %s + %d, %s, %s + %d, bar, %s);", dst,
+               boxes[i].smem_off, map, inner0, boxes[i].inner, head, tok, boxes[i].outer,
+               policy);
+    else
+      out_line(o, "tma_load_3d(%s + %uu, %s, %s + %d, %s, %s + %d, bar);", dst,
+               boxes[i].smem_off, map, inner0, boxes[i].inner, head, tok, boxes[i].outer);
   return n < 0 ? -1 : 0;
 }
 
@@ -257,11 +252,11 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   ld.indent = 3;
   emit_st_shared_v4(p);
   int rc = tail_fn(p, "tail_qk128", &TILE_QK, 128, 0, d);
-  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "a.mq", "0", "hq", "t0", d);
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sq", "a.mq", "0", "hq", "t0", NULL, d);
   if (rc == 0)
     slot_out(&sl, "LOAD_Q", &ld);
   ld.indent = 3;
-  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sk", "a.mk", "0", "hk", "t0", d);
+  rc = rc ? rc : loads_3d(&ld, &TILE_QK, "sk", "a.mk", "0", "hk", "t0", NULL, d);
   if (rc == 0)
     slot_out(&sl, "LOAD_K", &ld);
   const struct {
@@ -329,12 +324,9 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     Out o;
     out_init(&o);
     o.indent = rows[i].indent;
-    int rc = rows[i].ws       ? loads_2d(&o, rows[i].t, rows[i].dst, rows[i].map, "row", d)
-             : rows[i].policy ? loads_3d_hint(&o, rows[i].t, rows[i].dst, rows[i].map,
-                                              rows[i].inner, rows[i].head, "t0",
-                                              rows[i].policy, d)
-                              : loads_3d(&o, rows[i].t, rows[i].dst, rows[i].map, rows[i].inner,
-                                         rows[i].head, "t0", d);
+    int rc = rows[i].ws ? loads_2d(&o, rows[i].t, rows[i].dst, rows[i].map, "row", d)
+                        : loads_3d(&o, rows[i].t, rows[i].dst, rows[i].map, rows[i].inner,
+                                   rows[i].head, "t0", rows[i].policy, d);
     if (rc) {
       out_free(&o);
       return -1;
