@@ -379,12 +379,10 @@ static __device__ __forceinline__ u64 policy_evict_first() {
   return r;
 }
 
-static __device__ __forceinline__ void tma_load_3d_hint(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar,
-                                 u64 policy) {
+static __device__ __forceinline__ void tma_load_3d_hint(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar, u64 policy) {
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
                ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;"
-               :: "r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar),
-                  "l"(policy)
+               :: "r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "l"(policy)
                : "memory");
 }
 

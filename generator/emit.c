@@ -382,27 +382,21 @@ void emit_round_f16(Prelude *p) {
   outf(&p->text, FN " float round_f16(float x) { return f16_to_f32(f32_to_f16(x)); }\n\n");
 }
 
-void emit_tma_load_3d(Prelude *p) {
-  if (seen(p, "tma_load_3d"))
+/* With `hint`, tma_load_3d_hint: the same copy under an L2 policy
+ * (policy_evict_first). */
+void emit_tma_load_3d(Prelude *p, int hint) {
+  const char *name = hint ? "tma_load_3d_hint" : "tma_load_3d";
+  if (seen(p, name))
     return;
-  outf(&p->text, "// Bulk tensor copy of one 3-D box at (c0 innermost, c1, c2).\n");
-  outf(&p->text, FN " void tma_load_3d(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar) {\n");
+  if (!hint)
+    outf(&p->text, "// Bulk tensor copy of one 3-D box at (c0 innermost, c1, c2).\n");
+  outf(&p->text, FN " void %s(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar%s) {\n",
+       name, hint ? ", u64 policy" : "");
   outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
-  outf(&p->text, "               \" [%%0], [%%1, {%%2, %%3, %%4}], [%%5];\"\n");
-  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar)\n");
-  outf(&p->text, "               : \"memory\");\n}\n\n");
-}
-
-/* tma_load_3d under an L2 policy (policy_evict_first). */
-void emit_tma_load_3d_hint(Prelude *p) {
-  if (seen(p, "tma_load_3d_hint"))
-    return;
-  outf(&p->text, FN " void tma_load_3d_hint(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar,\n");
-  outf(&p->text, "                                 u64 policy) {\n");
-  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
-  outf(&p->text, "               \".L2::cache_hint [%%0], [%%1, {%%2, %%3, %%4}], [%%5], %%6;\"\n");
-  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar),\n");
-  outf(&p->text, "                  \"l\"(policy)\n");
+  outf(&p->text, "               \"%s [%%0], [%%1, {%%2, %%3, %%4}], [%%5]%s;\"\n",
+       hint ? ".L2::cache_hint" : "", hint ? ", %6" : "");
+  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar)%s\n",
+       hint ? ", \"l\"(policy)" : "");
   outf(&p->text, "               : \"memory\");\n}\n\n");
 }
 

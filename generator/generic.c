@@ -165,7 +165,7 @@ static void common_prelude(Prelude *p) {
   emit_mbar_expect_tx(p);
   emit_mbar_wait(p);
   emit_tma_load_2d(p);
-  emit_tma_load_3d(p);
+  emit_tma_load_3d(p, 0);
   emit_fence_proxy_async(p);
   emit_griddep_launch(p);
   emit_griddep_wait(p);
@@ -319,7 +319,7 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
       {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq", NULL},
   };
   emit_policy_evict_first(p);
-  emit_tma_load_3d_hint(p);
+  emit_tma_load_3d(p, 1);
   for (size_t i = 0; i < COUNT_OF(rows); i++) {
     Out o;
     out_init(&o);
