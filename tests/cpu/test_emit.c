@@ -387,6 +387,29 @@ static void test_emit_wgmma_dedup(void **state) {
   prelude_free(&p);
 }
 
+/* The 3-D TMA load, plain and under an L2 policy: the hinted form names
+ * the qualifier and passes the policy as its last operand (%6, after the
+ * barrier's %5); each is emitted once however often it is asked for. */
+static void test_emit_tma_load_forms(void **state) {
+  (void)state;
+  Prelude p;
+  prelude_init(&p, ARCH_SM90A);
+  emit_tma_load_3d(&p, 0);
+  assert_has("plain", p.text.buf, "[%5];");
+  assert_lacks("plain", p.text.buf, "cache_hint");
+  emit_tma_load_3d(&p, 1);
+  emit_tma_load_3d(&p, 1);
+  emit_tma_load_3d(&p, 0);
+  assert_has("hinted", p.text.buf, "void tma_load_3d_hint(");
+  assert_has("hinted", p.text.buf, ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;");
+  assert_has("hinted", p.text.buf, "\"r\"(bar), \"l\"(policy)");
+  assert_int_equal(count_of(p.text.buf, "cp.async.bulk.tensor.3d.shared::cluster"), 2);
+  emit_policy_evict_first(&p);
+  emit_policy_evict_first(&p);
+  assert_int_equal(count_of(p.text.buf, "createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"), 1);
+  prelude_free(&p);
+}
+
 /* ====================================================== generated helpers */
 
 /* Parses the offset arithmetic of an emitted tile function and evaluates
@@ -656,6 +679,7 @@ int main(void) {
       cmocka_unit_test(test_acc_to_a),
       cmocka_unit_test(test_emit_wgmma_forms),
       cmocka_unit_test(test_emit_wgmma_dedup),
+      cmocka_unit_test(test_emit_tma_load_forms),
       cmocka_unit_test(test_tile_offset_fn),
       cmocka_unit_test(test_tail_copy_fn),
       cmocka_unit_test(test_tail_zero_fn),
