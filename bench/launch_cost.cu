@@ -70,6 +70,46 @@ static void launch(const K &k, cudaStream_t st) {
 // A call: an optional memset node, then one or two grids (ctas = 0: none).
 struct Case { const char *name; int memset; K a, b; };
 
+// One case: captured once, replayed 20 times to warm up and once for its
+// span, then the lowest of three rounds of 100 replays; one line of output.
+static void run_case(const Case &c, cudaStream_t st, void *buf) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  if (c.memset) CK(cudaMemsetAsync(buf, 0, 8192, st));
+  if (c.a.ctas) launch(c.a, st);
+  if (c.b.ctas) launch(c.b, st);
+  CK(cudaStreamEndCapture(st, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  for (int i = 0; i < 20; i++) CK(cudaGraphLaunch(ge, st));
+  CK(cudaStreamSynchronize(st));
+  unsigned long long init[2] = {~0ull, 0ull}, span[2];
+  CK(cudaMemcpyToSymbol(g_span, init, sizeof init));
+  CK(cudaGraphLaunch(ge, st));
+  CK(cudaStreamSynchronize(st));
+  CK(cudaMemcpyFromSymbol(span, g_span, sizeof span));
+  float best = 1e9f;
+  for (int pass = 0; pass < 3; pass++) {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventRecord(e0, st));
+    for (int i = 0; i < 100; i++) CK(cudaGraphLaunch(ge, st));
+    CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    if (ms < best) best = ms;
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+  double sp = c.a.ctas ? (double)(span[1] - span[0]) / 1000.0 : 0.0;
+  printf("%-52s replay %7.2f us   in-kernel span %7.2f us   outside %6.2f us\n", c.name,
+         best * 10.0, sp, best * 10.0 - sp);
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+}
+
 int main() {
   CK(cudaFuncSetAttribute(k_spin, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
   cudaStream_t st;
@@ -95,42 +135,7 @@ int main() {
      {528, 128, 38 * 1024, 1, 5000, 1, 0, 0}, {64, 384, B, 2, 0, 0, 0, 0}},
     {"528x128 38 KB spin 5 us alone", 0, {528, 128, 38 * 1024, 1, 5000, 0, 0, 0}, {}},
   };
-  for (const Case &c : cs) {
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    if (c.memset) CK(cudaMemsetAsync(buf, 0, 8192, st));
-    if (c.a.ctas) launch(c.a, st);
-    if (c.b.ctas) launch(c.b, st);
-    CK(cudaStreamEndCapture(st, &g));
-    CK(cudaGraphInstantiate(&ge, g, 0));
-    for (int i = 0; i < 20; i++) CK(cudaGraphLaunch(ge, st));
-    CK(cudaStreamSynchronize(st));
-    unsigned long long init[2] = {~0ull, 0ull}, span[2];
-    CK(cudaMemcpyToSymbol(g_span, init, sizeof init));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaStreamSynchronize(st));
-    CK(cudaMemcpyFromSymbol(span, g_span, sizeof span));
-    float best = 1e9f;
-    for (int pass = 0; pass < 3; pass++) {
-      cudaEvent_t e0, e1;
-      CK(cudaEventCreate(&e0));
-      CK(cudaEventCreate(&e1));
-      CK(cudaEventRecord(e0, st));
-      for (int i = 0; i < 100; i++) CK(cudaGraphLaunch(ge, st));
-      CK(cudaEventRecord(e1, st));
-      CK(cudaEventSynchronize(e1));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      if (ms < best) best = ms;
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
-    }
-    double sp = c.a.ctas ? (double)(span[1] - span[0]) / 1000.0 : 0.0;
-    printf("%-52s replay %7.2f us   in-kernel span %7.2f us   outside %6.2f us\n", c.name,
-           best * 10.0, sp, best * 10.0 - sp);
-    CK(cudaGraphExecDestroy(ge));
-    CK(cudaGraphDestroy(g));
-  }
+  for (const Case &c : cs)
+    run_case(c, st, buf);
   return 0;
 }
