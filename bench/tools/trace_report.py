@@ -5,7 +5,7 @@ first chunk's data arrives, how long a chunk of the state chain takes, how
 long the chains and the output warpgroups wait, and when the prepare units
 run, stage by stage where the trace has the units' stage stamps.
 
-    bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks]
+    bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks] [--ranks N]
 
 With --chunks, a table per row, chunk by chunk: when the chains got its
 data and how long they waited for it, their step to the next chunk, and
@@ -14,6 +14,11 @@ had its data (which says whether the output keeps up); where the trace has
 the producer's stamps, when the chunk's loads were issued and how long
 before the chain began to wait for them; for a single sequence also when
 the prepare units of its chunk slot ended.
+
+With --ranks N, a table per row, rank by rank, where a rank is N
+consecutive scan CTAs: N = 2 x the output heads gives one sequence each
+(CTA i is (rank x Ho + head) x 2 + half, longest sequence first), so
+that a packed row shows which sequences end last and when they entered.
 
 All times in microseconds from the call's earliest timestamp. With --png
 (and matplotlib), one timeline per row: a line per scan CTA, red where its
@@ -211,6 +216,33 @@ def chunk_table(name, d):
     print()
 
 
+def span(xs, fmt='{:.2f}'):
+    """min-max of a list as text, one figure where they agree."""
+    if not xs:
+        return '-'
+    lo, hi = fmt.format(min(xs)), fmt.format(max(xs))
+    return lo if lo == hi else f'{lo}-{hi}'
+
+
+def rank_table(name, d, per):
+    """Per rank of `per` consecutive scan CTAs: the spread (min-max) over
+    its CTAs of their chunks, entry, chain start, first data, chain end and
+    the end of their output's stores."""
+    scan = {i: ch for i, ch in d['scan'].items() if -1 in ch}
+    print(f'### {name}, rank by rank ({per} scan CTAs a rank; us, min-max over them)\n')
+    print('| rank | CTAs | chunks | entry | chain start | first data | chain end | output end |')
+    print('|---|---|---|---|---|---|---|---|')
+    for r in sorted({i // per for i in scan}):
+        have = sorted(i for i in scan if i // per == r)
+        figs = [cta_figures(scan[i]) for i in have]
+        print(f'| {r} | {len(have)} | {span([f["chunks"] for f in figs], "{}")} | '
+              f'{span([d["entry"][i][0] for i in have if i in d["entry"]])} | '
+              f'{span([f["start"] for f in figs])} | {span([f["first"] for f in figs])} | '
+              f'{span([f["end"] for f in figs])} | '
+              f'{span([d["out"][i] for i in have if i in d["out"]])} |')
+    print()
+
+
 def plot(rows, path):
     import matplotlib
     matplotlib.use('Agg')
@@ -239,12 +271,18 @@ def main():
     ap.add_argument('trace')
     ap.add_argument('--png')
     ap.add_argument('--chunks', action='store_true', help='a table per row, chunk by chunk')
+    ap.add_argument('--ranks', type=int, metavar='N',
+                    help='a table per row, rank by rank: N scan CTAs a rank (2 x the output heads)')
     args = ap.parse_args()
+    if args.ranks is not None and args.ranks < 1:
+        ap.error('--ranks: N must be at least 1')
     rows = load(args.trace)
     for name in rows:
         report(name, rows[name])
         if args.chunks:
             chunk_table(name, rows[name])
+        if args.ranks:
+            rank_table(name, rows[name], args.ranks)
     if args.png:
         try:
             plot(rows, args.png)
