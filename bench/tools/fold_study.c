@@ -7,9 +7,12 @@
  * S' = g_L S - Sb Mp + Yd^T K, whose Mp and Yd do not depend on the state;
  * the look-ahead projection ("The look-ahead projection"; ref_staged_ahead)
  * forms each chunk's K S^T from the previous chunk's values, so that the
- * state update leaves the chain. This program runs the three on one
+ * state update leaves the chain; the segment form ("Segments";
+ * ref_staged_segments) scans a sequence as 2 or 4 segments side by side,
+ * with its zero-start outputs kept in fp32 or rounded to bf16 ("seg4 bf16").
+ * This program runs them all on one
  * sequence drawn as the benchmark draws its inputs and prints their errors
- * against the fp64 recurrence and the other two forms' against the staged
+ * against the fp64 recurrence and the other forms' against the staged
  * reference.
  *
  *   make build/fold_study && build/fold_study T HEADS [FLAGS]
@@ -36,6 +39,16 @@ static int run(const ref_problem *p, staged_fn f, double *o64, double *s64, size
   return rc;
 }
 
+static int segments2(const ref_problem *p, uint16_t *o, float *s) {
+  return ref_staged_segments(p, 2, 0, o, s);
+}
+static int segments4(const ref_problem *p, uint16_t *o, float *s) {
+  return ref_staged_segments(p, 4, 0, o, s);
+}
+static int segments4_bf16(const ref_problem *p, uint16_t *o, float *s) {
+  return ref_staged_segments(p, 4, 1, o, s);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3 || atoi(argv[1]) < 1 || atoi(argv[2]) < 1) {
     fprintf(stderr, "usage: %s T HEADS [FLAGS]\n", argv[0]);
@@ -47,21 +60,24 @@ int main(int argc, char **argv) {
   ref_rng rng = ref_rng_seed(0x5eedu + (uint64_t)T);
   ref_problem_owned *po = ref_problem_random(&rng, &T, 1, H, H, H, flags);
   size_t no = (size_t)T * H * REF_D, ns = (size_t)H * REF_D * REF_D;
-  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead};
-  static const char *const names[] = {"fp64", "staged", "folded", "ahead"};
-  double *o[4], *s[4]; /* fp64, then the forms */
-  for (int i = 0; i < 4; i++)
+  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead,
+                                     segments2, segments4, segments4_bf16};
+  static const char *const names[] = {"fp64",  "staged", "folded",
+                                      "ahead", "seg2",   "seg4", "seg4 bf16"};
+  enum { NF = 1 + sizeof forms / sizeof forms[0] };
+  double *o[NF], *s[NF]; /* fp64, then the forms */
+  for (int i = 0; i < NF; i++)
     if (!(o[i] = malloc(no * 8)) || !(s[i] = malloc(ns * 8)))
       return fprintf(stderr, "out of memory\n"), 1;
   if (!po || ref_recurrence(&po->p, o[0], s[0]))
     return fprintf(stderr, "out of memory\n"), 1;
-  for (int i = 1; i < 4; i++)
+  for (int i = 1; i < NF; i++)
     if (run(&po->p, forms[i - 1], o[i], s[i], no, ns))
       return fprintf(stderr, "out of memory\n"), 1;
-  for (int i = 1; i < 4; i++)
+  for (int i = 1; i < NF; i++)
     printf("T %d, %d heads, flags %u, %s: against fp64 o %.3e, state %.3e\n", (int)T, H, flags,
            names[i], ref_rel_rms(o[i], o[0], no), ref_rel_rms(s[i], s[0], ns));
-  for (int i = 2; i < 4; i++)
+  for (int i = 2; i < NF; i++)
     printf("%s against staged: o %.3e, state %.3e\n", names[i], ref_rel_rms(o[i], o[1], no),
            ref_rel_rms(s[i], s[1], ns));
   return 0;

@@ -383,6 +383,54 @@ static void test_ahead_within_ideal_bound(void **unused) {
   within_ideal_bound(ref_staged_ahead, "ahead");
 }
 
+/* The segment form (numerics.md, "Segments") in two, in four and in as
+ * many segments as chunks (nseg is cut to a sequence's chunks), with the
+ * zero-start outputs in fp32. */
+static int segments2(const ref_problem *p, uint16_t *o, float *s) {
+  return ref_staged_segments(p, 2, 0, o, s);
+}
+static int segments4(const ref_problem *p, uint16_t *o, float *s) {
+  return ref_staged_segments(p, 4, 0, o, s);
+}
+static int segments_all(const ref_problem *p, uint16_t *o, float *s) {
+  return ref_staged_segments(p, 1 << 20, 0, o, s);
+}
+
+static void test_segments_within_ideal_bound(void **unused) {
+  (void)unused;
+  within_ideal_bound(segments2, "segments 2");
+  within_ideal_bound(segments4, "segments 4");
+  within_ideal_bound(segments_all, "segments all");
+}
+
+/* In one segment the form is the staged reference, bit for bit, on every
+ * accuracy case; and it refuses a count below one. */
+static void test_segments_one_is_staged(void **unused) {
+  (void)unused;
+  ref_rng rng = ref_rng_seed(77);
+  for (size_t i = 0; i < sizeof accuracy_cases / sizeof accuracy_cases[0]; i++) {
+    const accuracy_case *c = &accuracy_cases[i];
+    ref_problem_owned *po =
+        ref_problem_random(&rng, c->lens, c->n, c->Hq, c->Hk, c->Hv, c->flags);
+    assert_non_null(po);
+    const ref_problem *p = &po->p;
+    int Ho = ref_out_heads(p->Hq, p->Hv);
+    size_t no = (size_t)p->T * Ho * REF_D, ns = (size_t)p->N * Ho * REF_D * REF_D;
+    uint16_t *a = malloc(no * 2), *b = malloc(no * 2);
+    float *sa = malloc(ns * 4), *sb = malloc(ns * 4);
+    assert_int_equal(ref_staged(p, a, sa), 0);
+    for (int oz_bf16 = 0; oz_bf16 < 2; oz_bf16++) {
+      memset(b, 0xff, no * 2);
+      assert_int_equal(ref_staged_segments(p, 1, oz_bf16, b, sb), 0);
+      assert_memory_equal(a, b, no * 2);
+      assert_memory_equal(sa, sb, ns * 4);
+    }
+    assert_int_equal(ref_staged_segments(p, 0, 0, b, sb), -1);
+    free(a), free(b), free(sa), free(sb);
+    ref_problem_free(po);
+  }
+}
+
 /* ---- the inverse ladder -------------------------------------------------- */
 
 /* (I + A)^-1 in fp64 by forward substitution, A strictly lower. */
@@ -569,6 +617,8 @@ int main(void) {
       cmocka_unit_test(test_staged_within_ideal_bound),
       cmocka_unit_test(test_folded_within_ideal_bound),
       cmocka_unit_test(test_ahead_within_ideal_bound),
+      cmocka_unit_test(test_segments_within_ideal_bound),
+      cmocka_unit_test(test_segments_one_is_staged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,6 +172,15 @@ void ref_chunk_scan(float *S, const ref_chunk_in *in,
                     const ref_chunk_prep *prep, float scale,
                     uint16_t o[REF_C][REF_D]);
 
+/* The same, with o's values before their rounding to bf16 (fp32, rows
+ * t < in->L): what the segment form sums its corrections into. */
+void ref_chunk_scan_f32(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                        float scale, float o[REF_C][REF_D]);
+
+/* acc + sum_i x[i] y[i] in fp32, in index order, one rounding an operation:
+ * the references' stand-in for one tensor-core accumulation. */
+float ref_dot_f32(float acc, const float *x, const float *y, int n);
+
 /* The whole problem, chunk by chunk. o: [T, Ho, 128] bf16 bits;
  * final_state: [N, Ho, 128, 128] fp32 or NULL.
  * Returns 0, or -1 for an invalid problem or when memory runs out. */
@@ -189,6 +198,17 @@ int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state);
  * previous chunk's state operand, Ud and K instead of from its own state
  * operand. Returns 0, or -1 for an invalid problem or when memory runs out. */
 int ref_staged_ahead(const ref_problem *p, uint16_t *o, float *final_state);
+
+/* ---- segments.c: the segment form --------------------------------------- */
+
+/* The same problem with each sequence's chunks in min(nseg, chunks)
+ * segments (numerics.md, "Segments"): segment 0 as ref_staged, every later
+ * one scanned from 0 and, with v = 0, from I, then joined to the state
+ * that enters it. oz_bf16: round the zero-start outputs to bf16 before the
+ * join sums into them (else fp32). nseg = 1 is ref_staged bit for bit.
+ * Returns 0, or -1 for an invalid problem, nseg < 1 or no memory. */
+int ref_staged_segments(const ref_problem *p, int nseg, int oz_bf16, uint16_t *o,
+                        float *final_state);
 
 #ifdef __cplusplus
 }

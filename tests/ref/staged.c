@@ -28,7 +28,7 @@
 /* acc + sum_i x[i] y[i], in fp32, in index order: the reference's stand-in
  * for one tensor-core accumulation. Starting from acc (not from 0) matters
  * where numerics.md adds a product to an accumulator that holds a value. */
-static float dot_f32(float acc, const float *x, const float *y, int n) {
+float ref_dot_f32(float acc, const float *x, const float *y, int n) {
   for (int i = 0; i < n; i++)
     acc += x[i] * y[i];
   return acc;
@@ -95,10 +95,10 @@ void ref_chunk_masks(const ref_chunk_in *in, const float *g,
       if (s > t)
         continue;
       float decay = g[t] * (1.0f / g[s]);
-      float qk = dot_f32(0.0f, in->q[t], in->k[s], REF_D);
+      float qk = ref_dot_f32(0.0f, in->q[t], in->k[s], REF_D);
       P[t][s] = ref_bf16(qk * decay);
       if (s < t) {
-        float kk = dot_f32(0.0f, in->k[t], in->k[s], REF_D);
+        float kk = ref_dot_f32(0.0f, in->k[t], in->k[s], REF_D);
         A[t][s] = in->b[t] * (kk * decay);
       }
     }
@@ -211,8 +211,8 @@ static void state_operand(const float *Srow /* [128] */, float *sb /* [128] */) 
 static void project_state(const float *sb /* [128] */, const ref_chunk_in *in,
                           float *op /* [64] */, float *ks /* [64] */) {
   for (int t = 0; t < REF_C; t++) {
-    op[t] = dot_f32(0.0f, in->q[t], sb, REF_D);
-    ks[t] = dot_f32(0.0f, in->k[t], sb, REF_D);
+    op[t] = ref_dot_f32(0.0f, in->q[t], sb, REF_D);
+    ks[t] = ref_dot_f32(0.0f, in->k[t], sb, REF_D);
   }
 }
 
@@ -224,20 +224,27 @@ static void correct_values(const scan_chunk *c, int v, const float *ks,
   for (int s = 0; s < REF_C; s++)
     x[s] = ref_round_bf16(c->in->v[s][v] - c->g[s] * ks[s]);
   for (int t = 0; t < REF_C; t++)
-    u[t] = dot_f32(0.0f, c->W[t], x, REF_C);
+    u[t] = ref_dot_f32(0.0f, c->W[t], x, REF_C);
 }
 
-/* Step 5: o[t][v] = bf16(scale * (g_t OP[t][v] + P[t] . Ub[:, v])), the
+/* Step 5 before its rounding: scale * (g_t OP[t][v] + P[t] . Ub[:, v]), the
  * accumulator starting at g_t OP, for t < L only. */
-static void chunk_output(const scan_chunk *c, int v, const float *op,
-                         const float *u, uint16_t o[REF_C][REF_D]) {
+static void output_sums(const scan_chunk *c, const float *op, const float *u,
+                        float *out /* [64] */) {
   float ub[REF_C];
   for (int s = 0; s < REF_C; s++)
     ub[s] = ref_round_bf16(u[s]);
-  for (int t = 0; t < c->in->L; t++) {
-    float acc = dot_f32(c->g[t] * op[t], c->P[t], ub, REF_C);
-    o[t][v] = ref_bf16(c->scale * acc);
-  }
+  for (int t = 0; t < c->in->L; t++)
+    out[t] = c->scale * ref_dot_f32(c->g[t] * op[t], c->P[t], ub, REF_C);
+}
+
+/* Step 5: o[t][v] = bf16 of those sums. */
+static void chunk_output(const scan_chunk *c, int v, const float *op,
+                         const float *u, uint16_t o[REF_C][REF_D]) {
+  float out[REF_C];
+  output_sums(c, op, u, out);
+  for (int t = 0; t < c->in->L; t++)
+    o[t][v] = ref_bf16(out[t]);
 }
 
 /* Step 6, first half: Ud[t][v] = bf16(U[t][v] * (g_L / g_t)) from the fp32 U. */
@@ -286,6 +293,24 @@ void ref_chunk_scan(float *S, const ref_chunk_in *in,
   for (int v = 0; v < REF_D; v++) {
     float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C], ud[REF_C];
     row_outputs(&c, v, Srow, NULL, sb, u, o);
+    decayed_values(&c, u, ud);
+    advance_state(Srow, &c, ud);
+  }
+}
+
+void ref_chunk_scan_f32(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                        float scale, float o[REF_C][REF_D]) {
+  scan_chunk c;
+  scan_chunk_init(&c, in, prep, scale);
+  for (int v = 0; v < REF_D; v++) {
+    float *Srow = S + (size_t)v * REF_D, sb[REF_D], op[REF_C], ks[REF_C];
+    float u[REF_C], ud[REF_C], out[REF_C];
+    state_operand(Srow, sb);
+    project_state(sb, in, op, ks);
+    correct_values(&c, v, ks, u);
+    output_sums(&c, op, u, out);
+    for (int t = 0; t < in->L; t++)
+      o[t][v] = out[t];
     decayed_values(&c, u, ud);
     advance_state(Srow, &c, ud);
   }
@@ -377,7 +402,7 @@ typedef struct ref_ahead {
 static void key_overlap(const ref_ahead *a, const ref_chunk_in *in, float B[REF_C][REF_C]) {
   for (int s = 0; s < REF_C; s++)
     for (int t = 0; t < REF_C; t++)
-      B[s][t] = ref_round_bf16(dot_f32(0.0f, a->k[s], in->k[t], REF_D));
+      B[s][t] = ref_round_bf16(ref_dot_f32(0.0f, a->k[s], in->k[t], REF_D));
 }
 
 /* A2: KS[t][v] = g_L(c) (K_{c+1}[t] . Sb_c[v]) + sum_s Ud_c[s][v] B[s][t],
@@ -385,7 +410,7 @@ static void key_overlap(const ref_ahead *a, const ref_chunk_in *in, float B[REF_
 static void project_ahead(const ref_ahead *a, const float B[REF_C][REF_C],
                           const ref_chunk_in *in, int v, float *ks /* [64] */) {
   for (int t = 0; t < REF_C; t++) {
-    float acc = a->gL * dot_f32(0.0f, in->k[t], a->sb[v], REF_D);
+    float acc = a->gL * ref_dot_f32(0.0f, in->k[t], a->sb[v], REF_D);
     for (int s = 0; s < REF_C; s++)
       acc += a->ud[v][s] * B[s][t];
     ks[t] = acc;
