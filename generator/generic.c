@@ -79,13 +79,9 @@ static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
   for (int i = 0; i < n; i++)
-    if (policy)
-      out_line(o, "tma_load_3d_hint(%s + %uu, %s, %s + %d, %s, %s + %d, bar, %s);", dst,
-               boxes[i].smem_off, map, inner0, boxes[i].inner, head, tok, boxes[i].outer,
-               policy);
-    else
-      out_line(o, "tma_load_3d(%s + %uu, %s, %s + %d, %s, %s + %d, bar);", dst,
-               boxes[i].smem_off, map, inner0, boxes[i].inner, head, tok, boxes[i].outer);
+    out_line(o, "%s(%s + %uu, %s, %s + %d, %s, %s + %d, bar%s%s);",
+             policy ? "tma_load_3d_hint" : "tma_load_3d", dst, boxes[i].smem_off, map, inner0,
+             boxes[i].inner, head, tok, boxes[i].outer, policy ? ", " : "", policy ? policy : "");
   return n < 0 ? -1 : 0;
 }
 

@@ -29,6 +29,10 @@ typedef struct segment_scratch {
   int *L;                               /* [chunks] valid rows */
 } segment_scratch;
 
+static int seq_chunks(const ref_problem *p, int n) {
+  return (p->cu_seqlens[n + 1] - p->cu_seqlens[n] + REF_C - 1) / REF_C;
+}
+
 static void put_rows(const ref_problem *p, int n, int c, int h, int L,
                      uint16_t o[REF_C][REF_D], uint16_t *out /* [T, Ho, 128] */) {
   int Ho = ref_out_heads(p->Hq, p->Hv);
@@ -97,7 +101,7 @@ static void join(const ref_problem *p, int n, int h, int c0, int c1, segment_scr
 static void run_sequence(const ref_problem *p, int n, int h, int nseg, int oz_bf16,
                          segment_scratch *w, uint16_t *out, float *final_state) {
   int Ho = ref_out_heads(p->Hq, p->Hv);
-  int chunks = (p->cu_seqlens[n + 1] - p->cu_seqlens[n] + REF_C - 1) / REF_C;
+  int chunks = seq_chunks(p, n);
   int s = nseg < chunks ? nseg : chunks;
   size_t slot = ((size_t)n * Ho + h) * REF_D * REF_D;
   for (size_t i = 0; i < (size_t)REF_D * REF_D; i++)
@@ -117,10 +121,8 @@ int ref_staged_segments(const ref_problem *p, int nseg, int oz_bf16, uint16_t *o
   if (nseg < 1 || ref_problem_check(p))
     return -1;
   int most = 0; /* chunks of the longest sequence */
-  for (int n = 0; n < p->N; n++) {
-    int c = (p->cu_seqlens[n + 1] - p->cu_seqlens[n] + REF_C - 1) / REF_C;
-    most = c > most ? c : most;
-  }
+  for (int n = 0; n < p->N; n++)
+    most = seq_chunks(p, n) > most ? seq_chunks(p, n) : most;
   segment_scratch *w = malloc(sizeof *w);
   if (w) {
     w->oz = malloc((size_t)most * sizeof *w->oz);

@@ -238,15 +238,6 @@ static void output_sums(const scan_chunk *c, const float *op, const float *u,
     out[t] = c->scale * ref_dot_f32(c->g[t] * op[t], c->P[t], ub, REF_C);
 }
 
-/* Step 5: o[t][v] = bf16 of those sums. */
-static void chunk_output(const scan_chunk *c, int v, const float *op,
-                         const float *u, uint16_t o[REF_C][REF_D]) {
-  float out[REF_C];
-  output_sums(c, op, u, out);
-  for (int t = 0; t < c->in->L; t++)
-    o[t][v] = ref_bf16(out[t]);
-}
-
 /* Step 6, first half: Ud[t][v] = bf16(U[t][v] * (g_L / g_t)) from the fp32 U. */
 static void decayed_values(const scan_chunk *c, const float *u, float *ud /* [64] */) {
   for (int t = 0; t < REF_C; t++)
@@ -274,15 +265,25 @@ static void scan_chunk_init(scan_chunk *c, const ref_chunk_in *in, const ref_chu
     }
 }
 
-/* Steps 1-5 for state row v: its operand sb, U's column u and o's column;
- * KS from ks_ahead where the look-ahead formed it, else step 3's. */
-static void row_outputs(const scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
-                        float *sb /* [128] */, float *u /* [64] */, uint16_t o[REF_C][REF_D]) {
+/* Steps 1-5 for state row v: its operand sb, U's column u and o's column
+ * before step 5's rounding (rows t < L); KS from ks_ahead where the
+ * look-ahead formed it, else step 3's. */
+static void row_sums(const scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
+                     float *sb /* [128] */, float *u /* [64] */, float *out /* [64] */) {
   float op[REF_C], ks[REF_C];
   state_operand(Srow, sb);
   project_state(sb, c->in, op, ks);
   correct_values(c, v, ks_ahead ? ks_ahead : ks, u);
-  chunk_output(c, v, op, u, o);
+  output_sums(c, op, u, out);
+}
+
+/* The same with step 5's rounding: o[t][v] = bf16 of the sums. */
+static void row_outputs(const scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
+                        float *sb /* [128] */, float *u /* [64] */, uint16_t o[REF_C][REF_D]) {
+  float out[REF_C];
+  row_sums(c, v, Srow, ks_ahead, sb, u, out);
+  for (int t = 0; t < c->in->L; t++)
+    o[t][v] = ref_bf16(out[t]);
 }
 
 void ref_chunk_scan(float *S, const ref_chunk_in *in,
@@ -303,12 +304,8 @@ void ref_chunk_scan_f32(float *S, const ref_chunk_in *in, const ref_chunk_prep *
   scan_chunk c;
   scan_chunk_init(&c, in, prep, scale);
   for (int v = 0; v < REF_D; v++) {
-    float *Srow = S + (size_t)v * REF_D, sb[REF_D], op[REF_C], ks[REF_C];
-    float u[REF_C], ud[REF_C], out[REF_C];
-    state_operand(Srow, sb);
-    project_state(sb, in, op, ks);
-    correct_values(&c, v, ks, u);
-    output_sums(&c, op, u, out);
+    float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C], ud[REF_C], out[REF_C];
+    row_sums(&c, v, Srow, NULL, sb, u, out);
     for (int t = 0; t < in->L; t++)
       o[t][v] = out[t];
     decayed_values(&c, u, ud);
