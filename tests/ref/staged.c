@@ -286,19 +286,6 @@ static void row_outputs(const scan_chunk *c, int v, const float *Srow, const flo
     o[t][v] = ref_bf16(out[t]);
 }
 
-void ref_chunk_scan(float *S, const ref_chunk_in *in,
-                    const ref_chunk_prep *prep, float scale,
-                    uint16_t o[REF_C][REF_D]) {
-  scan_chunk c;
-  scan_chunk_init(&c, in, prep, scale);
-  for (int v = 0; v < REF_D; v++) {
-    float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C], ud[REF_C];
-    row_outputs(&c, v, Srow, NULL, sb, u, o);
-    decayed_values(&c, u, ud);
-    advance_state(Srow, &c, ud);
-  }
-}
-
 void ref_chunk_scan_f32(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
                         float scale, float o[REF_C][REF_D]) {
   scan_chunk c;
@@ -311,6 +298,17 @@ void ref_chunk_scan_f32(float *S, const ref_chunk_in *in, const ref_chunk_prep *
     decayed_values(&c, u, ud);
     advance_state(Srow, &c, ud);
   }
+}
+
+/* Step 5's rounding applied to the sums of ref_chunk_scan_f32. */
+void ref_chunk_scan(float *S, const ref_chunk_in *in,
+                    const ref_chunk_prep *prep, float scale,
+                    uint16_t o[REF_C][REF_D]) {
+  float sums[REF_C][REF_D];
+  ref_chunk_scan_f32(S, in, prep, scale, sums);
+  for (int t = 0; t < in->L; t++)
+    for (int v = 0; v < REF_D; v++)
+      o[t][v] = ref_bf16(sums[t][v]);
 }
 
 /* ---- the folded update (numerics.md, "The folded update") ---------------- */
