@@ -175,6 +175,11 @@ $(B)/wgmma_rate: bench/wgmma_rate.c tests/gpu/gpucheck.h $(B)/kernels/wgmma_rate
                  $(B)/kernels/wgmma_rate_ss.cubin
 	$(CC) $(CFLAGS) -Itests/gpu $(CUDA_INC) -o $@ bench/wgmma_rate.c $(CUDA_LIB) -lm
 
+# Cycles per step of the state chain in four forms (bench/chain_step.c);
+# its kernels are generated/probe_step.cu, which `make kernels` compiles.
+$(B)/chain_step: bench/chain_step.c tests/gpu/gpucheck.h
+	$(CC) $(CFLAGS) -Itests/gpu $(CUDA_INC) -o $@ bench/chain_step.c $(CUDA_LIB) -lm
+
 # The fixed cost of a call's launch shapes (graph replays; bench/launch_cost.cu).
 $(B)/launch_cost: bench/launch_cost.cu
 	@mkdir -p $(B)
@@ -182,7 +187,7 @@ $(B)/launch_cost: bench/launch_cost.cu
 
 # libgdn.so too: tests/gpu/test_binding.py and bench/harness.py load it.
 gpu-test: kernels $(GPU_TESTS) $(B)/gdn_bench $(B)/tests/gpu_multi $(B)/libgdn.so $(B)/wgmma_rate \
-          $(B)/launch_cost
+          $(B)/launch_cost $(B)/chain_step
 
 gpu-check: gpu-test
 	bash tests/gpu/run_all.sh

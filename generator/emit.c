@@ -345,6 +345,13 @@ void emit_bar_sync(Prelude *p) {
   outf(&p->text, "  asm volatile(\"bar.sync %%0, %%1;\" :: \"r\"(id), \"r\"(n) : \"memory\");\n}\n\n");
 }
 
+void emit_bar_arrive(Prelude *p) {
+  if (seen(p, "bar_arrive"))
+    return;
+  outf(&p->text, FN " void bar_arrive(u32 id, u32 n) {\n");
+  outf(&p->text, "  asm volatile(\"bar.arrive %%0, %%1;\" :: \"r\"(id), \"r\"(n) : \"memory\");\n}\n\n");
+}
+
 void emit_cvt_bf16_f32(Prelude *p) {
   if (seen(p, "f32_to_bf16"))
     return;

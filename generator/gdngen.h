@@ -256,6 +256,7 @@ void emit_st_shared_u32(Prelude *p);
 void emit_ld_shared_v4(Prelude *p);
 void emit_st_global_v4(Prelude *p);
 void emit_bar_sync(Prelude *p);
+void emit_bar_arrive(Prelude *p);
 void emit_cvt_bf16_f32(Prelude *p);  /* f32_to_bf16 */
 void emit_cvt_f32_bf16(Prelude *p);  /* bf16_to_f32 */
 void emit_cvt_f16_f32(Prelude *p);   /* f32_to_f16 */
@@ -318,6 +319,11 @@ typedef struct ProbeSpec {
 } ProbeSpec;
 int probe_list(ProbeSpec *out, int max);
 int probe_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d);
+
+/* ------------------------------------------------------- stepprobe.c */
+/* probe_step.cu: one step of the state chain in four forms, for timing
+ * (bench/chain_step.c); probe_emit writes it with the other probes. */
+int step_probe_emit(const char *tmpl_dir, const char *out_dir, Diag *d);
 
 /* -------------------------------------------------------- generic.c */
 int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d);

@@ -162,6 +162,7 @@ static int check_options(const Options *o, ArchId *arch) {
 
 static const KernelFile kernel_files[] = {
     {"gdn_generic", 1}, {"probes_ss", 0}, {"probes_rs", 0}, {"probes_misc", 0},
+    {"probe_step", 0},
 };
 
 /* The route table: the config file's rows, then each --route in order.

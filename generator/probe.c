@@ -389,5 +389,5 @@ int probe_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d) 
   int rc = out_write_file(&m, path, d);
   free(path);
   out_free(&m);
-  return rc;
+  return rc ? rc : step_probe_emit(tmpl_dir, out_dir, d);
 }

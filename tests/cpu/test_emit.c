@@ -565,7 +565,8 @@ static void test_probe_list_covers_products(void **state) {
         fail_msg("two probes named %s", specs[i].name);
 }
 
-static const char *probe_files[] = {"probes_ss.cu", "probes_rs.cu", "probes_misc.cu", "probes.h"};
+static const char *probe_files[] = {"probes_ss.cu", "probes_rs.cu", "probes_misc.cu", "probes.h",
+                                    "probe_step.cu"};
 
 static char *read_all(const char *dir, const char *name, size_t *len) {
   char *path = path_join(dir, name);

@@ -1,0 +1,73 @@
+/* chain_step.c: cycles per step of the state chain in the four forms of
+ * generated/probe_step.cu (built by `make gpu-test` into
+ * build/kernels/probe_step.cubin): alone, beside an output warpgroup
+ * paced by the chain or running unpaced, and for the w/u forms beside an
+ * output that needs no w and u, or beside the warpgroup that forms them.
+ * Each figure is the lowest of three launches; clock64 cycles of
+ * warpgroup 0 over STEPS steps, on one CTA or on CTAS at once.
+ *
+ *   build/chain_step [CUBIN] [STEPS] [CTAS]     (a markdown table on stdout)
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpucheck.h"
+
+enum { SMEM = 123904 + 1024, THREADS = 256 };
+
+static double cycles(CUfunction fn, int steps, int mode, int ctas, CUdeviceptr out) {
+  double best = 0;
+  for (int rep = 0; rep < 3; rep++) {
+    void *args[] = {&steps, &mode, &out};
+    CU(cuLaunchKernel(fn, (unsigned)ctas, 1, 1, THREADS, 1, 1, SMEM, NULL, args, NULL));
+    CU(cuCtxSynchronize());
+    unsigned long long c[3];
+    CU(cuMemcpyDtoH(c, out, sizeof c));
+    double r = (double)c[0] / steps;
+    if (rep == 0 || r < best)
+      best = r;
+  }
+  return best;
+}
+
+int main(int argc, char **argv) {
+  const char *cubin = argc > 1 ? argv[1] : "build/kernels/probe_step.cubin";
+  int steps = argc > 2 ? atoi(argv[2]) : 512, ctas = argc > 3 ? atoi(argv[3]) : 1;
+  if (steps < 1 || ctas < 1 || ctas > 1024) {
+    fprintf(stderr, "usage: %s [CUBIN] [STEPS >= 1] [CTAS 1..1024]\n", argv[0]);
+    return 2;
+  }
+  gpu_init(0);
+  CUdevice dev;
+  CU(cuCtxGetDevice(&dev));
+  int khz;
+  CU(cuDeviceGetAttribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev));
+  CUmodule mod;
+  CU(cuModuleLoad(&mod, cubin));
+  CUdeviceptr out;
+  CU(cuMemAlloc(&out, 32));
+  static const char *forms[] = {"step_half", "step_quarter", "step_half_wu", "step_quarter_wu"};
+  static const char *modes[] = {"alone", "output paced", "output unpaced", "output paced, no w/u",
+                                "w/u alone, paced"};
+  printf("cycles per step (us at %d MHz), %d steps, %d CTA(s)\n\n| form |", khz / 1000, steps,
+         ctas);
+  for (int m = 0; m < 5; m++)
+    printf(" %s |", modes[m]);
+  printf("\n|---|--:|--:|--:|--:|--:|\n");
+  for (int f = 0; f < 4; f++) {
+    CUfunction fn;
+    CU(cuModuleGetFunction(&fn, mod, forms[f]));
+    CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM));
+    printf("| %s |", forms[f]);
+    for (int m = 0; m < (f >= 2 ? 5 : 3); m++) {
+      double c = cycles(fn, steps, m, ctas, out);
+      printf(" %.0f (%.3f) |", c, c / (khz / 1000.0));
+      fflush(stdout);
+    }
+    printf("%s\n", f < 2 ? " – | – |" : "");
+  }
+  CU(cuMemFree(out));
+  CU(cuDevicePrimaryCtxRelease(dev));
+  return 0;
+}

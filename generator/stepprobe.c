@@ -1,0 +1,158 @@
+/* stepprobe.c: timing probes of one step of the state chain
+ * (templates/probe_step.cu.in, bench/chain_step.c): gdn_scan's half form
+ * (S[v][k] for 64 rows of v, every product written transposed so that S
+ * and each result are register operands), a quarter form (S^T[k][v] for
+ * 32 columns of v, two m64n32 accumulators, every operand of the chain
+ * through shared memory), and each with the new values as one product
+ * from u and w formed off the chain. Only the time counts: the operands
+ * are whatever shared memory holds, so no product here is checked.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdngen.h"
+
+static const SmemTile T_QK = {DT_BF16, MAJOR_K, SWZ_128B, 64, 128};   /* k, q [t][d] */
+static const SmemTile T_K_MN = {DT_BF16, MAJOR_MN, SWZ_128B, 128, 64}; /* k as [d][t] */
+static const SmemTile T_64 = {DT_BF16, MAJOR_K, SWZ_128B, 64, 64};    /* W, P [t][s] */
+static const SmemTile T_SB = {DT_BF16, MAJOR_MN, SWZ_64B, 32, 128};   /* bf16(S^T) [d][v] */
+static const SmemTile T_V_MN = {DT_BF16, MAJOR_MN, SWZ_128B, 64, 64}; /* v [t][v] as A[v][t] */
+static const SmemTile T_XB = {DT_BF16, MAJOR_MN, SWZ_64B, 32, 64};    /* X, Ud [t][v] */
+
+typedef struct StepSlots {
+  Slot s[32];
+  Out text[32];
+  int n;
+} StepSlots;
+
+static Out *slot_new(StepSlots *sl, const char *name) {
+  out_init(&sl->text[sl->n]);
+  sl->text[sl->n].indent = 1;
+  sl->s[sl->n].name = name;
+  return &sl->text[sl->n++];
+}
+
+static WgmmaReq req(int n, int k, OperandSrc src, Major am, Major bm) {
+  WgmmaReq r = {ARCH_SM90A, 64, n, k, DT_BF16, DT_BF16, DT_F32, src, SRC_REG, am, bm,
+                src == SRC_REG, 0, 128};
+  return r;
+}
+
+static int prod(Prelude *p, StepSlots *sl, const char *name, WgmmaReq r, const SmemTile *a,
+                int a_mn0, const SmemTile *b, const char *acc, const char *aregs,
+                const char *abase, const char *bbase, const char *scale, Diag *d) {
+  Product pr = {r, *(a ? a : b), *b, a_mn0, 0, 0, 0, acc, aregs, abase, bbase, scale};
+  return emit_product(p, slot_new(sl, name), &pr, d);
+}
+
+static void to_a(Prelude *p, StepSlots *sl, const char *name, const char *acc, const char *a,
+                 int ksteps) {
+  emit_acc_to_a(p, slot_new(sl, name), acc, a, ksteps, DT_BF16);
+}
+
+static int step_slots(Prelude *p, StepSlots *sl, Diag *d) {
+  int rc = 0;
+  /* The half form: KS^T = Sb K^T, U^T = X^T W^T, S += Ud K. */
+  to_a(p, sl, "H_S_TO_A", "S", "sa", 8);
+  rc |= prod(p, sl, "H_KS", req(64, 128, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_QK, "ks", "sa", "",
+             "sk", "0", d);
+  to_a(p, sl, "H_X_TO_A", "ks", "xa", 4);
+  rc |= prod(p, sl, "H_U", req(64, 64, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_64, "u", "xa", "",
+             "sw", "0", d);
+  to_a(p, sl, "H_UD_TO_A", "u", "uda", 4);
+  rc |= prod(p, sl, "H_UPD", req(128, 64, SRC_REG, MAJOR_K, MAJOR_MN), 0, 0, &T_K_MN, "S", "uda",
+             "", "sk", "1", d);
+  /* Its output: O^T = Sb Q^T + Ub P^T. */
+  rc |= prod(p, sl, "H_OQ", req(64, 128, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_QK, "op", "sa", "",
+             "sq", "0", d);
+  rc |= prod(p, sl, "H_OP", req(64, 64, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_64, "op", "ua", "",
+             "sp", "1", d);
+  /* The quarter form: KS = K Sb, U = W Xb, S^T += K^T Udb (two m64 halves of d). */
+  rc |= prod(p, sl, "Q_KS", req(32, 128, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_QK, 0, &T_SB, "ks", "",
+             "sk", "ssb", "0", d);
+  rc |= prod(p, sl, "Q_U", req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, "u", "",
+             "sw", "sxb", "0", d);
+  rc |= prod(p, sl, "Q_UPD0", req(32, 64, SRC_SMEM, MAJOR_MN, MAJOR_MN), &T_K_MN, 0, &T_XB, "S0",
+             "", "sk", "sud", "1", d);
+  rc |= prod(p, sl, "Q_UPD1", req(32, 64, SRC_SMEM, MAJOR_MN, MAJOR_MN), &T_K_MN, 64, &T_XB, "S1",
+             "", "sk", "sud", "1", d);
+  /* Its output: O = Q Sb + P Udb. */
+  rc |= prod(p, sl, "Q_OQ", req(32, 128, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_QK, 0, &T_SB, "op", "",
+             "sq", "ssb", "0", d);
+  rc |= prod(p, sl, "Q_OP", req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, "op", "",
+             "sp", "sud", "1", d);
+  /* The w/u forms: the new values u - w Sb^T as one product on the chain,
+   * from an accumulator that starts at u; w = (W diag(g)) K and u = W V
+   * formed off the chain, by the output warpgroup here. */
+  to_a(p, sl, "HW_UD_TO_A", "ks", "uda", 4);
+  rc |= prod(p, sl, "H_WS", req(64, 128, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_QK, "ks", "sa", "",
+             "sww", "1", d);
+  rc |= prod(p, sl, "Q_WS", req(32, 128, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_QK, 0, &T_SB, "ks", "",
+             "sww", "ssb", "1", d);
+  rc |= prod(p, sl, "HP_W", req(128, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_K_MN, "hw", "",
+             "sw", "sk", "0", d);
+  rc |= prod(p, sl, "HP_UH", req(64, 64, SRC_SMEM, MAJOR_MN, MAJOR_K), &T_V_MN, 0, &T_64, "hu", "",
+             "sv", "sw", "0", d);
+  rc |= prod(p, sl, "HP_UQ", req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, "hu", "",
+             "sw", "sv", "0", d);
+  return rc ? -1 : 0;
+}
+
+static void step_prelude(Prelude *p) {
+  emit_smem_u32(p);
+  emit_st_shared_v4(p);
+  emit_st_shared_u32(p);
+  emit_ld_shared_v4(p);
+  emit_fence_proxy_async(p);
+  emit_bar_sync(p);
+  emit_bar_arrive(p);
+  emit_wgmma_commit(p);
+  emit_wgmma_wait(p, 0);
+  emit_cvt_pack(p, DT_BF16);
+  emit_cvt_f32_bf16(p);
+  FragMap a32 = frag_acc(32), a64 = frag_acc(64);
+  emit_frag_fn(p, "acc32", &a32);
+  emit_frag_fn(p, "acc64", &a64);
+  FragMap a128 = frag_acc(128);
+  emit_frag_fn(p, "acc128", &a128);
+  emit_tile_offset_fn(p, "qk_off", &T_QK);
+  emit_tile_offset_fn(p, "sb_off", &T_SB);
+  emit_tile_offset_fn(p, "xb_off", &T_XB);
+}
+
+int step_probe_emit(const char *tmpl_dir, const char *out_dir, Diag *d) {
+  Prelude p;
+  prelude_init(&p, ARCH_SM90A);
+  step_prelude(&p);
+  StepSlots sl = {.n = 0};
+  Out tmpl, kern, file;
+  out_init(&tmpl);
+  out_init(&kern);
+  out_init(&file);
+  int rc = step_slots(&p, &sl, d);
+  for (int i = 0; i < sl.n; i++)
+    sl.s[i].text = sl.text[i].buf ? sl.text[i].buf : "";
+  if (rc == 0)
+    rc = template_load(tmpl_dir, "probe_step.cu.in", &tmpl, d);
+  if (rc == 0)
+    rc = template_fill(tmpl.buf, sl.s, sl.n, &kern, d);
+  if (rc == 0) {
+    gen_header(&file,
+               "probe_step.cu: one step of the state chain in four forms, timed "
+               "(bench/chain_step.c).",
+               ARCH_SM90A, "//");
+    outf(&file, "\n");
+    out_append(&file, &p.text);
+    out_append(&file, &kern);
+    char *path = path_join(out_dir, "probe_step.cu");
+    rc = out_write_file(&file, path, d);
+    free(path);
+  }
+  for (int i = 0; i < sl.n; i++)
+    out_free(&sl.text[i]);
+  out_free(&tmpl);
+  out_free(&kern);
+  out_free(&file);
+  prelude_free(&p);
+  return rc;
+}
