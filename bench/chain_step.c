@@ -2,7 +2,8 @@
  * generated/probe_step.cu (built by `make gpu-test` into
  * build/kernels/probe_step.cubin): alone, beside an output warpgroup
  * paced by the chain or running unpaced, and for the w/u forms beside an
- * output that needs no w and u, or beside the warpgroup that forms them.
+ * output that needs no w and u, or beside the warpgroup that forms them
+ * (one chunk at a time, or two in flight).
  * Each figure is the lowest of three launches; clock64 cycles of
  * warpgroup 0 over STEPS steps, on one CTA or on CTAS at once.
  *
@@ -34,8 +35,8 @@ static double cycles(CUfunction fn, int steps, int mode, int ctas, CUdeviceptr o
 int main(int argc, char **argv) {
   const char *cubin = argc > 1 ? argv[1] : "build/kernels/probe_step.cubin";
   int steps = argc > 2 ? atoi(argv[2]) : 512, ctas = argc > 3 ? atoi(argv[3]) : 1;
-  if (steps < 1 || ctas < 1 || ctas > 1024) {
-    fprintf(stderr, "usage: %s [CUBIN] [STEPS >= 1] [CTAS 1..1024]\n", argv[0]);
+  if (steps < 8 || steps % 8 || ctas < 1 || ctas > 1024) {
+    fprintf(stderr, "usage: %s [CUBIN] [STEPS, a multiple of 8] [CTAS 1..1024]\n", argv[0]);
     return 2;
   }
   gpu_init(0);
@@ -49,23 +50,23 @@ int main(int argc, char **argv) {
   CU(cuMemAlloc(&out, 32));
   static const char *forms[] = {"step_half", "step_quarter", "step_half_wu", "step_quarter_wu"};
   static const char *modes[] = {"alone", "output paced", "output unpaced", "output paced, no w/u",
-                                "w/u alone, paced"};
+                                "w/u alone, paced", "w/u alone, two in flight"};
   printf("cycles per step (us at %d MHz), %d steps, %d CTA(s)\n\n| form |", khz / 1000, steps,
          ctas);
-  for (int m = 0; m < 5; m++)
+  for (int m = 0; m < 6; m++)
     printf(" %s |", modes[m]);
-  printf("\n|---|--:|--:|--:|--:|--:|\n");
+  printf("\n|---|--:|--:|--:|--:|--:|--:|\n");
   for (int f = 0; f < 4; f++) {
     CUfunction fn;
     CU(cuModuleGetFunction(&fn, mod, forms[f]));
     CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM));
     printf("| %s |", forms[f]);
-    for (int m = 0; m < (f >= 2 ? 5 : 3); m++) {
+    for (int m = 0; m < (f >= 2 ? 6 : 3); m++) {
       double c = cycles(fn, steps, m, ctas, out);
       printf(" %.0f (%.3f) |", c, c / (khz / 1000.0));
       fflush(stdout);
     }
-    printf("%s\n", f < 2 ? " – | – |" : "");
+    printf("%s\n", f < 2 ? " – | – | – |" : "");
   }
   CU(cuMemFree(out));
   CU(cuDevicePrimaryCtxRelease(dev));

@@ -61,6 +61,11 @@ static __device__ __forceinline__ void wgmma_wait_0() {
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
 
+// Waits until at most 1 committed wgmma groups are pending.
+static __device__ __forceinline__ void wgmma_wait_1() {
+  asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+}
+
 // Two floats rounded to nearest even into one bf16x2 (lo = lower address).
 static __device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
   u32 r;
@@ -240,7 +245,8 @@ static __device__ __forceinline__ void wgmma_m64n64k16_ss_bf16_mk(float (&d)[32]
 // posts step c only once warpgroup 1 has read step c - 1 (barrier 4): one
 // step of slack, where gdn_scan's two hand-off slots give two; 2: warpgroup
 // 1 outputs back to back, unpaced; 3 (w/u forms): as 1, with no w and u to
-// form; 4 (w/u forms): warpgroup 1 forms w and u alone, paced as in 1.
+// form; 4 (w/u forms): warpgroup 1 forms w and u alone, paced as in 1;
+// 5 (w/u forms): as 4, with two chunks' products in flight.
 // Shared memory holds zeros: the operands' values do not change the time.
 // There is no copy and no stage or hand-off mbarrier of gdn_scan.
 #define K_OFF 0u
@@ -998,6 +1004,142 @@ static __device__ __forceinline__ void helper_wu(u32 base, int wt) {
   fence_proxy_async();
 }
 
+// helper_wu with two chunks in flight: chunk c + 1's products are issued
+// before chunk c's results are stored, into the other set of accumulators.
+template <int NU>
+static __device__ __forceinline__ void wu_store(u32 base, int wt, const float *hw, const float *hu) {
+  const u32 sww = base + SWW_OFF;
+#pragma unroll
+  for (int r = 0; r < 64; r += 2)
+    st_shared_u32(sww + qk_off((u32)acc128_row(wt, r), (u32)acc128_col(wt, r)),
+                  pack_bf16(hw[r], hw[r + 1]));
+#pragma unroll
+  for (int i = 0; i < NU / 4; ++i)
+    st_shared_v4(base + UB_OFF + 16u * (u32)(128 * i + wt), __float_as_uint(hu[4 * i]),
+                 __float_as_uint(hu[4 * i + 1]), __float_as_uint(hu[4 * i + 2]),
+                 __float_as_uint(hu[4 * i + 3]));
+  fence_proxy_async();
+}
+
+// Two chunks in flight within blocks of 8 (steps a multiple of 8): ptxas
+// serialises every wgmma (C7514) when a group stays in flight across the
+// loop's back edge, so each block drains its last chunk.
+template <int NU>
+static __device__ __forceinline__ void helper_wu_pipe(u32 base, int wt, int steps) {
+  const u32 sk = base + K_OFF, sw = base + W_OFF, sv = base + V_OFF;
+  float hwa[64], hua[NU], hwb[64], hub[NU];
+  for (int c = 0; c < steps; c += 8) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
+  wgmma_fence();
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004002000000ull), 0);
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
+    if constexpr (NU == 32) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 0u, 0x4000004002000000ull), gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 2048u, 0x4000004002000000ull), gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 4096u, 0x4000004002000000ull), gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 6144u, 0x4000004002000000ull), gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
+    } else {
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
+  wgmma_fence();
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sv + 0u, 0x8000002001000000ull), 0);
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sv + 1024u, 0x8000002001000000ull), 1);
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sv + 2048u, 0x8000002001000000ull), 1);
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sv + 3072u, 0x8000002001000000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
+    }
+    wgmma_commit();
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) {
+      bar_sync(3, 256);
+  #pragma unroll
+  for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwb[i_]);
+  wgmma_fence();
+  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004002000000ull), 0);
+  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
+  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
+  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwb[i_]);
+      if constexpr (NU == 32) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(hub[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 0u, 0x4000004002000000ull), gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 2048u, 0x4000004002000000ull), gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 4096u, 0x4000004002000000ull), gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 6144u, 0x4000004002000000ull), gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(hub[i_]);
+      } else {
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(hub[i_]);
+  wgmma_fence();
+  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sv + 0u, 0x8000002001000000ull), 0);
+  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sv + 1024u, 0x8000002001000000ull), 1);
+  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sv + 2048u, 0x8000002001000000ull), 1);
+  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sv + 3072u, 0x8000002001000000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(hub[i_]);
+      }
+      wgmma_commit();
+      wgmma_wait_1(); // chunk c + j's products
+      wu_store<NU>(base, wt, hwa, hua);
+      bar_arrive(4, 256);
+      bar_sync(3, 256);
+      if (j + 2 < 8) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
+  wgmma_fence();
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004002000000ull), 0);
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
+  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
+        if constexpr (NU == 32) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 0u, 0x4000004002000000ull), gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 2048u, 0x4000004002000000ull), gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 4096u, 0x4000004002000000ull), gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 6144u, 0x4000004002000000ull), gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
+        } else {
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
+  wgmma_fence();
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sv + 0u, 0x8000002001000000ull), 0);
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sv + 1024u, 0x8000002001000000ull), 1);
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sv + 2048u, 0x8000002001000000ull), 1);
+  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sv + 3072u, 0x8000002001000000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
+        }
+        wgmma_commit();
+        wgmma_wait_1(); // chunk c + j + 1's
+      } else {
+        wgmma_wait_0();
+      }
+      wu_store<NU>(base, wt, hwb, hub);
+      bar_arrive(4, 256);
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(256, 1)
 step_half_wu(int steps, int mode, unsigned long long *out) {
   extern __shared__ unsigned char smem_raw[];
@@ -1012,6 +1154,8 @@ step_half_wu(int steps, int mode, unsigned long long *out) {
       helper_wu<32>(base, wt);
       bar_arrive(4, 256);
     }
+  } else if (mode == 5) { // the same, two chunks in flight (steps even)
+    helper_wu_pipe<32>(base, wt, steps);
   } else if (mode != 0) {
     const int iters = mode == 2 ? 2 * steps : steps;
     for (int c = 0; c < iters; ++c) {
@@ -1036,6 +1180,8 @@ step_quarter_wu(int steps, int mode, unsigned long long *out) {
       helper_wu<16>(base, wt);
       bar_arrive(4, 256);
     }
+  } else if (mode == 5) { // the same, two chunks in flight (steps even)
+    helper_wu_pipe<16>(base, wt, steps);
   } else if (mode != 0) {
     const int iters = mode == 2 ? 2 * steps : steps;
     for (int c = 0; c < iters; ++c) {

@@ -95,6 +95,18 @@ static int step_slots(Prelude *p, StepSlots *sl, Diag *d) {
              "sv", "sw", "0", d);
   rc |= prod(p, sl, "HP_UQ", req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, "hu", "",
              "sw", "sv", "0", d);
+  /* The same two products for a helper that keeps two chunks in flight. */
+  static const char *const names[2][5] = {{"HPP_WA", "HPP_UHA", "HPP_UQA", "hwa", "hua"},
+                                          {"HPP_WB", "HPP_UHB", "HPP_UQB", "hwb", "hub"}};
+  for (int i = 0; i < 2; i++) {
+    const char *const *n = names[i];
+    rc |= prod(p, sl, n[0], req(128, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_K_MN, n[3], "",
+               "sw", "sk", "0", d);
+    rc |= prod(p, sl, n[1], req(64, 64, SRC_SMEM, MAJOR_MN, MAJOR_K), &T_V_MN, 0, &T_64, n[4], "",
+               "sv", "sw", "0", d);
+    rc |= prod(p, sl, n[2], req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, n[4], "",
+               "sw", "sv", "0", d);
+  }
   return rc ? -1 : 0;
 }
 
@@ -108,6 +120,7 @@ static void step_prelude(Prelude *p) {
   emit_bar_arrive(p);
   emit_wgmma_commit(p);
   emit_wgmma_wait(p, 0);
+  emit_wgmma_wait(p, 1);
   emit_cvt_pack(p, DT_BF16);
   emit_cvt_f32_bf16(p);
   FragMap a32 = frag_acc(32), a64 = frag_acc(64);
