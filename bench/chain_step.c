@@ -15,13 +15,13 @@
 
 #include "gpucheck.h"
 
-enum { SMEM = 123904 + 1024, THREADS = 256 };
+enum { THREADS = 256 };
 
-static double cycles(CUfunction fn, int steps, int mode, int ctas, CUdeviceptr out) {
+static double cycles(CUfunction fn, int steps, int mode, int ctas, int smem, CUdeviceptr out) {
   double best = 0;
   for (int rep = 0; rep < 3; rep++) {
     void *args[] = {&steps, &mode, &out};
-    CU(cuLaunchKernel(fn, (unsigned)ctas, 1, 1, THREADS, 1, 1, SMEM, NULL, args, NULL));
+    CU(cuLaunchKernel(fn, (unsigned)ctas, 1, 1, THREADS, 1, 1, (unsigned)smem, NULL, args, NULL));
     CU(cuCtxSynchronize());
     unsigned long long c[3];
     CU(cuMemcpyDtoH(c, out, sizeof c));
@@ -42,8 +42,9 @@ int main(int argc, char **argv) {
   gpu_init(0);
   CUdevice dev;
   CU(cuCtxGetDevice(&dev));
-  int khz;
+  int khz, smem; // the kernels' layout is gdngen's; they get all a CTA may have
   CU(cuDeviceGetAttribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev));
+  CU(cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev));
   CUmodule mod;
   CU(cuModuleLoad(&mod, cubin));
   CUdeviceptr out;
@@ -59,10 +60,10 @@ int main(int argc, char **argv) {
   for (int f = 0; f < 4; f++) {
     CUfunction fn;
     CU(cuModuleGetFunction(&fn, mod, forms[f]));
-    CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM));
+    CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
     printf("| %s |", forms[f]);
     for (int m = 0; m < (f >= 2 ? 6 : 3); m++) {
-      double c = cycles(fn, steps, m, ctas, out);
+      double c = cycles(fn, steps, m, ctas, smem, out);
       printf(" %.0f (%.3f) |", c, c / (khz / 1000.0));
       fflush(stdout);
     }

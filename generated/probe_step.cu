@@ -249,21 +249,21 @@ static __device__ __forceinline__ void wgmma_m64n64k16_ss_bf16_mk(float (&d)[32]
 // 5 (w/u forms): as 4, with two chunks' products in flight.
 // Shared memory holds zeros: the operands' values do not change the time.
 // There is no copy and no stage or hand-off mbarrier of gdn_scan.
-#define K_OFF 0u
-#define Q_OFF 16384u
-#define W_OFF 32768u
-#define P_OFF 40960u
-#define V_OFF 49152u
-#define G_OFF 57344u
-#define HS_OFF 58368u  // half: bf16(S), 16 KB, then bf16(U), 8 KB
-#define HU_OFF 74752u
-#define SB_OFF 58368u  // quarter: bf16(S^T) [d][v], 8 KB
-#define XB_OFF 66560u  // X [t][v], 4 KB
-#define UD_OFF 70656u  // Ud [t][v], 4 KB
-#define O_OFF 82944u   // the output's staging, 8 KB
-#define SWW_OFF 91136u  // w/u forms: w [t][d] bf16, 16 KB
-#define UB_OFF 107520u  // u, fp32 in fragment order, 16 KB
-#define SMEM_USED 123904u
+#define K_OFF 0u // k [t][d]
+#define Q_OFF 16384u // q [t][d]
+#define W_OFF 32768u // W [t][s]
+#define P_OFF 40960u // P [t][s]
+#define V_OFF 49152u // v [t][v]
+#define G_OFF 57344u // g, then g_L / g
+#define HS_OFF 58368u // half: bf16(S) for the output
+#define HU_OFF 74752u // half: bf16(U)
+#define SB_OFF 58368u // quarter: bf16(S^T) [d][v]
+#define XB_OFF 66560u // quarter: X [t][v]
+#define UD_OFF 70656u // quarter: Ud [t][v]
+#define O_OFF 82944u // the output's staging
+#define SWW_OFF 91136u // w/u forms: w [t][d]
+#define UB_OFF 107520u // w/u forms: u, fp32, fragment order
+#define SMEM_USED 123904u // bytes from the aligned base
 
 // Build options that take parts out of the quarter forms' round trips, to
 // see what each costs (the results are then wrong twice over).

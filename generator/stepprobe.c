@@ -8,7 +8,6 @@
  * are whatever shared memory holds, so no product here is checked.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "gdngen.h"
 
@@ -25,7 +24,13 @@ typedef struct StepSlots {
   int n;
 } StepSlots;
 
+/* A new slot's text. The table is fixed by this file's own slots, so
+ * running out of it is this file's bug, not the user's. */
 static Out *slot_new(StepSlots *sl, const char *name) {
+  if (sl->n == (int)COUNT_OF(sl->s)) {
+    fprintf(stderr, "gdngen: stepprobe.c has more slots than its table's %d\n", sl->n);
+    abort();
+  }
   out_init(&sl->text[sl->n]);
   sl->text[sl->n].indent = 1;
   sl->s[sl->n].name = name;
@@ -110,6 +115,43 @@ static int step_slots(Prelude *p, StepSlots *sl, Diag *d) {
   return rc ? -1 : 0;
 }
 
+/* Shared memory, one region after another, each 1024-byte aligned (the
+ * swizzled tiles' period at most). The quarter forms' bf16(S^T), X and Ud
+ * take the half forms' hand-off region, which they do not use. */
+static uint32_t region(uint32_t *off, uint32_t bytes) {
+  uint32_t at = *off;
+  *off = (at + bytes + 1023u) & ~1023u;
+  return at;
+}
+
+static int step_layout(Out *o, Diag *d) {
+  uint32_t off = 0, t64 = tile_bytes(&T_64), tqk = tile_bytes(&T_QK);
+  const uint32_t k = region(&off, tqk), q = region(&off, tqk), w = region(&off, t64),
+                 pp = region(&off, t64), v = region(&off, t64), g = region(&off, 2 * 64 * 4),
+                 hs = region(&off, tqk), hu = region(&off, t64), so = region(&off, t64),
+                 ww = region(&off, tqk), ub = region(&off, 64 * 64 * 4);
+  uint32_t q_off = hs;
+  const uint32_t sb = region(&q_off, tile_bytes(&T_SB)), xb = region(&q_off, tile_bytes(&T_XB)),
+                 ud = region(&q_off, tile_bytes(&T_XB));
+  if (q_off > hs + tqk)
+    return diag_fail(d, "probe_step: the quarter forms' %u bytes leave the %u of the hand-off",
+                     q_off - hs, tqk);
+  if (off + 1024u > arch_info(ARCH_SM90A)->smem_max)
+    return diag_fail(d, "probe_step: %u bytes of shared memory, more than a CTA may have", off);
+  const struct { const char *name, *what; uint32_t at; } defs[] = {
+      {"K_OFF", "k [t][d]", k}, {"Q_OFF", "q [t][d]", q}, {"W_OFF", "W [t][s]", w},
+      {"P_OFF", "P [t][s]", pp}, {"V_OFF", "v [t][v]", v}, {"G_OFF", "g, then g_L / g", g},
+      {"HS_OFF", "half: bf16(S) for the output", hs}, {"HU_OFF", "half: bf16(U)", hu},
+      {"SB_OFF", "quarter: bf16(S^T) [d][v]", sb}, {"XB_OFF", "quarter: X [t][v]", xb},
+      {"UD_OFF", "quarter: Ud [t][v]", ud}, {"O_OFF", "the output's staging", so},
+      {"SWW_OFF", "w/u forms: w [t][d]", ww}, {"UB_OFF", "w/u forms: u, fp32, fragment order", ub},
+      {"SMEM_USED", "bytes from the aligned base", off},
+  };
+  for (size_t i = 0; i < COUNT_OF(defs); i++)
+    outf(o, "#define %s %uu // %s\n", defs[i].name, defs[i].at, defs[i].what);
+  return 0;
+}
+
 static void step_prelude(Prelude *p) {
   emit_smem_u32(p);
   emit_st_shared_v4(p);
@@ -143,6 +185,8 @@ int step_probe_emit(const char *tmpl_dir, const char *out_dir, Diag *d) {
   out_init(&kern);
   out_init(&file);
   int rc = step_slots(&p, &sl, d);
+  Out *layout = slot_new(&sl, "LAYOUT");
+  rc = rc ? rc : step_layout(layout, d);
   for (int i = 0; i < sl.n; i++)
     sl.s[i].text = sl.text[i].buf ? sl.text[i].buf : "";
   if (rc == 0)
