@@ -587,7 +587,8 @@ static __device__ __forceinline__ void quarter_state(u32 base, unsigned char *gb
     wgmma_commit();
 #pragma unroll
     for (int r = 0; r < 16; r += 2)
-      vv[r >> 1] = *(const u32 *)(gb + V_OFF + xb_off((u32)acc32_col(wt, r), (u32)acc32_row(wt, r)));
+      vv[r >> 1] =
+          *(const u32 *)(gb + V_OFF + xb_off((u32)acc32_col(wt, r), (u32)acc32_row(wt, r)));
     const float gl = s_g[63];
     wgmma_wait_0();
 #pragma unroll
@@ -1007,7 +1008,8 @@ static __device__ __forceinline__ void helper_wu(u32 base, int wt) {
 // helper_wu with two chunks in flight: chunk c + 1's products are issued
 // before chunk c's results are stored, into the other set of accumulators.
 template <int NU>
-static __device__ __forceinline__ void wu_store(u32 base, int wt, const float *hw, const float *hu) {
+static __device__ __forceinline__ void wu_store(u32 base, int wt, const float *hw,
+                                                const float *hu) {
   const u32 sww = base + SWW_OFF;
 #pragma unroll
   for (int r = 0; r < 64; r += 2)

@@ -37,82 +37,80 @@ static Out *slot_new(StepSlots *sl, const char *name) {
   return &sl->text[sl->n++];
 }
 
-static WgmmaReq req(int n, int k, OperandSrc src, Major am, Major bm) {
-  WgmmaReq r = {ARCH_SM90A, 64, n, k, DT_BF16, DT_BF16, DT_F32, src, SRC_REG, am, bm,
-                src == SRC_REG, 0, 128};
-  return r;
-}
+/* One product of a form: its slot, shape (m64 n k), where A comes from
+ * (a register array, or a tile at a_mn0 of a_base) and B (a tile at
+ * b_base), the accumulator, and scale_d for its first k-step. */
+typedef struct StepProduct {
+  const char *slot;
+  int n, k;
+  const SmemTile *a; /* NULL: A from registers (a_regs) */
+  int a_mn0;
+  Major a_major, b_major;
+  const SmemTile *b;
+  const char *acc, *a_regs, *a_base, *b_base, *scale;
+} StepProduct;
 
-static int prod(Prelude *p, StepSlots *sl, const char *name, WgmmaReq r, const SmemTile *a,
-                int a_mn0, const SmemTile *b, const char *acc, const char *aregs,
-                const char *abase, const char *bbase, const char *scale, Diag *d) {
-  Product pr = {r, *(a ? a : b), *b, a_mn0, 0, 0, 0, acc, aregs, abase, bbase, scale};
-  return emit_product(p, slot_new(sl, name), &pr, d);
-}
+#define RS(name, n, k, bm, b, acc, regs, bbase, sc) \
+  {name, n, k, 0, 0, MAJOR_K, bm, b, acc, regs, "", bbase, sc}
+#define SS(name, n, k, a, mn0, am, bm, b, acc, abase, bbase, sc) \
+  {name, n, k, a, mn0, am, bm, b, acc, "", abase, bbase, sc}
 
-static void to_a(Prelude *p, StepSlots *sl, const char *name, const char *acc, const char *a,
-                 int ksteps) {
-  emit_acc_to_a(p, slot_new(sl, name), acc, a, ksteps, DT_BF16);
-}
+static const StepProduct PRODUCTS[] = {
+    /* The half form: KS^T = Sb K^T, U^T = X^T W^T, S += Ud K; its output
+     * O^T = Sb Q^T + Ub P^T. */
+    RS("H_KS", 64, 128, MAJOR_K, &T_QK, "ks", "sa", "sk", "0"),
+    RS("H_U", 64, 64, MAJOR_K, &T_64, "u", "xa", "sw", "0"),
+    RS("H_UPD", 128, 64, MAJOR_MN, &T_K_MN, "S", "uda", "sk", "1"),
+    RS("H_OQ", 64, 128, MAJOR_K, &T_QK, "op", "sa", "sq", "0"),
+    RS("H_OP", 64, 64, MAJOR_K, &T_64, "op", "ua", "sp", "1"),
+    /* The quarter form: KS = K Sb, U = W Xb, S^T += K^T Udb in two m64
+     * halves of d; its output O = Q Sb + P Udb. */
+    SS("Q_KS", 32, 128, &T_QK, 0, MAJOR_K, MAJOR_MN, &T_SB, "ks", "sk", "ssb", "0"),
+    SS("Q_U", 32, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_XB, "u", "sw", "sxb", "0"),
+    SS("Q_UPD0", 32, 64, &T_K_MN, 0, MAJOR_MN, MAJOR_MN, &T_XB, "S0", "sk", "sud", "1"),
+    SS("Q_UPD1", 32, 64, &T_K_MN, 64, MAJOR_MN, MAJOR_MN, &T_XB, "S1", "sk", "sud", "1"),
+    SS("Q_OQ", 32, 128, &T_QK, 0, MAJOR_K, MAJOR_MN, &T_SB, "op", "sq", "ssb", "0"),
+    SS("Q_OP", 32, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_XB, "op", "sp", "sud", "1"),
+    /* The w/u forms: the new values u - w Sb^T in one product, from an
+     * accumulator that starts at u; then w = (W diag(g)) K and u = W V
+     * (u^T = V^T W^T for the half form) for the warpgroup that forms them,
+     * once and for two chunks in flight (sets A and B). */
+    RS("H_WS", 64, 128, MAJOR_K, &T_QK, "ks", "sa", "sww", "1"),
+    SS("Q_WS", 32, 128, &T_QK, 0, MAJOR_K, MAJOR_MN, &T_SB, "ks", "sww", "ssb", "1"),
+    SS("HP_W", 128, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_K_MN, "hw", "sw", "sk", "0"),
+    SS("HP_UH", 64, 64, &T_V_MN, 0, MAJOR_MN, MAJOR_K, &T_64, "hu", "sv", "sw", "0"),
+    SS("HP_UQ", 32, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_XB, "hu", "sw", "sv", "0"),
+    SS("HPP_WA", 128, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_K_MN, "hwa", "sw", "sk", "0"),
+    SS("HPP_UHA", 64, 64, &T_V_MN, 0, MAJOR_MN, MAJOR_K, &T_64, "hua", "sv", "sw", "0"),
+    SS("HPP_UQA", 32, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_XB, "hua", "sw", "sv", "0"),
+    SS("HPP_WB", 128, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_K_MN, "hwb", "sw", "sk", "0"),
+    SS("HPP_UHB", 64, 64, &T_V_MN, 0, MAJOR_MN, MAJOR_K, &T_64, "hub", "sv", "sw", "0"),
+    SS("HPP_UQB", 32, 64, &T_64, 0, MAJOR_K, MAJOR_MN, &T_XB, "hub", "sw", "sv", "0"),
+};
+
+/* The half forms' accumulators turned into bf16 A operands (k-steps). */
+static const struct {
+  const char *slot, *acc, *a;
+  int ksteps;
+} TO_A[] = {
+    {"H_S_TO_A", "S", "sa", 8}, {"H_X_TO_A", "ks", "xa", 4},
+    {"H_UD_TO_A", "u", "uda", 4}, {"HW_UD_TO_A", "ks", "uda", 4},
+};
 
 static int step_slots(Prelude *p, StepSlots *sl, Diag *d) {
-  int rc = 0;
-  /* The half form: KS^T = Sb K^T, U^T = X^T W^T, S += Ud K. */
-  to_a(p, sl, "H_S_TO_A", "S", "sa", 8);
-  rc |= prod(p, sl, "H_KS", req(64, 128, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_QK, "ks", "sa", "",
-             "sk", "0", d);
-  to_a(p, sl, "H_X_TO_A", "ks", "xa", 4);
-  rc |= prod(p, sl, "H_U", req(64, 64, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_64, "u", "xa", "",
-             "sw", "0", d);
-  to_a(p, sl, "H_UD_TO_A", "u", "uda", 4);
-  rc |= prod(p, sl, "H_UPD", req(128, 64, SRC_REG, MAJOR_K, MAJOR_MN), 0, 0, &T_K_MN, "S", "uda",
-             "", "sk", "1", d);
-  /* Its output: O^T = Sb Q^T + Ub P^T. */
-  rc |= prod(p, sl, "H_OQ", req(64, 128, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_QK, "op", "sa", "",
-             "sq", "0", d);
-  rc |= prod(p, sl, "H_OP", req(64, 64, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_64, "op", "ua", "",
-             "sp", "1", d);
-  /* The quarter form: KS = K Sb, U = W Xb, S^T += K^T Udb (two m64 halves of d). */
-  rc |= prod(p, sl, "Q_KS", req(32, 128, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_QK, 0, &T_SB, "ks", "",
-             "sk", "ssb", "0", d);
-  rc |= prod(p, sl, "Q_U", req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, "u", "",
-             "sw", "sxb", "0", d);
-  rc |= prod(p, sl, "Q_UPD0", req(32, 64, SRC_SMEM, MAJOR_MN, MAJOR_MN), &T_K_MN, 0, &T_XB, "S0",
-             "", "sk", "sud", "1", d);
-  rc |= prod(p, sl, "Q_UPD1", req(32, 64, SRC_SMEM, MAJOR_MN, MAJOR_MN), &T_K_MN, 64, &T_XB, "S1",
-             "", "sk", "sud", "1", d);
-  /* Its output: O = Q Sb + P Udb. */
-  rc |= prod(p, sl, "Q_OQ", req(32, 128, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_QK, 0, &T_SB, "op", "",
-             "sq", "ssb", "0", d);
-  rc |= prod(p, sl, "Q_OP", req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, "op", "",
-             "sp", "sud", "1", d);
-  /* The w/u forms: the new values u - w Sb^T as one product on the chain,
-   * from an accumulator that starts at u; w = (W diag(g)) K and u = W V
-   * formed off the chain, by the output warpgroup here. */
-  to_a(p, sl, "HW_UD_TO_A", "ks", "uda", 4);
-  rc |= prod(p, sl, "H_WS", req(64, 128, SRC_REG, MAJOR_K, MAJOR_K), 0, 0, &T_QK, "ks", "sa", "",
-             "sww", "1", d);
-  rc |= prod(p, sl, "Q_WS", req(32, 128, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_QK, 0, &T_SB, "ks", "",
-             "sww", "ssb", "1", d);
-  rc |= prod(p, sl, "HP_W", req(128, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_K_MN, "hw", "",
-             "sw", "sk", "0", d);
-  rc |= prod(p, sl, "HP_UH", req(64, 64, SRC_SMEM, MAJOR_MN, MAJOR_K), &T_V_MN, 0, &T_64, "hu", "",
-             "sv", "sw", "0", d);
-  rc |= prod(p, sl, "HP_UQ", req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, "hu", "",
-             "sw", "sv", "0", d);
-  /* The same two products for a helper that keeps two chunks in flight. */
-  static const char *const names[2][5] = {{"HPP_WA", "HPP_UHA", "HPP_UQA", "hwa", "hua"},
-                                          {"HPP_WB", "HPP_UHB", "HPP_UQB", "hwb", "hub"}};
-  for (int i = 0; i < 2; i++) {
-    const char *const *n = names[i];
-    rc |= prod(p, sl, n[0], req(128, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_K_MN, n[3], "",
-               "sw", "sk", "0", d);
-    rc |= prod(p, sl, n[1], req(64, 64, SRC_SMEM, MAJOR_MN, MAJOR_K), &T_V_MN, 0, &T_64, n[4], "",
-               "sv", "sw", "0", d);
-    rc |= prod(p, sl, n[2], req(32, 64, SRC_SMEM, MAJOR_K, MAJOR_MN), &T_64, 0, &T_XB, n[4], "",
-               "sw", "sv", "0", d);
+  for (size_t i = 0; i < COUNT_OF(TO_A); i++)
+    emit_acc_to_a(p, slot_new(sl, TO_A[i].slot), TO_A[i].acc, TO_A[i].a, TO_A[i].ksteps, DT_BF16);
+  for (size_t i = 0; i < COUNT_OF(PRODUCTS); i++) {
+    const StepProduct *s = &PRODUCTS[i];
+    const OperandSrc src = s->a ? SRC_SMEM : SRC_REG;
+    WgmmaReq r = {ARCH_SM90A, 64, s->n, s->k, DT_BF16, DT_BF16, DT_F32, src, SRC_REG,
+                  s->a_major, s->b_major, src == SRC_REG, 0, 128};
+    Product pr = {r, *(s->a ? s->a : s->b), *s->b, s->a_mn0, 0, 0, 0, s->acc, s->a_regs,
+                  s->a_base, s->b_base, s->scale};
+    if (emit_product(p, slot_new(sl, s->slot), &pr, d))
+      return -1;
   }
-  return rc ? -1 : 0;
+  return 0;
 }
 
 /* Shared memory, one region after another, each 1024-byte aligned (the
