@@ -232,7 +232,8 @@ static __device__ __forceinline__ void wgmma_m64n64k16_ss_bf16_mk(float (&d)[32]
 // chain_step.c; docs/generic.md, "One chain step in four forms"):
 //   step_half     gdn_scan's form: S[v][k] for 64 rows of v as an m64n128
 //                 accumulator; KS^T = Sb K^T, U^T = X^T W^T and S += Ud K,
-//                 each result the next product's register operand;
+//                 each result the next product's register operand (K S^T
+//                 as one m64n64 product, where gdn_scan issues two halves);
 //   step_quarter  S^T[k][v] for 32 columns of v in two m64n32 accumulators;
 //                 KS = K Sb, U = W Xb and S^T += K^T Udb, every operand of
 //                 the chain stored to shared memory, fenced and barriered;
