@@ -3,7 +3,8 @@
  * build/kernels/probe_step.cubin): alone, beside an output warpgroup
  * paced by the chain or running unpaced, and for the w/u forms beside an
  * output that needs no w and u, or beside the warpgroup that forms them
- * (one chunk at a time, or two in flight).
+ * (one chunk at a time, or two in flight), and for gdn_scan's form beside
+ * an output that issues its products a few k-steps at a time.
  * Each figure is the lowest of three launches; clock64 cycles of
  * warpgroup 0 over STEPS steps, on one CTA or on CTAS at once.
  *
@@ -51,23 +52,28 @@ int main(int argc, char **argv) {
   CU(cuMemAlloc(&out, 32));
   static const char *forms[] = {"step_half", "step_quarter", "step_half_wu", "step_quarter_wu"};
   static const char *modes[] = {"alone", "output paced", "output unpaced", "output paced, no w/u",
-                                "w/u alone, paced", "w/u alone, two in flight"};
+                                "w/u alone, paced", "w/u alone, two in flight",
+                                "output paced, 2 k-steps a group", "output paced, 1 k-step a group"};
   printf("cycles per step (us at %d MHz), %d steps, %d CTA(s)\n\n| form |", khz / 1000, steps,
          ctas);
-  for (int m = 0; m < 6; m++)
+  for (int m = 0; m < 8; m++)
     printf(" %s |", modes[m]);
-  printf("\n|---|--:|--:|--:|--:|--:|--:|\n");
+  printf("\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (int f = 0; f < 4; f++) {
     CUfunction fn;
     CU(cuModuleGetFunction(&fn, mod, forms[f]));
     CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
     printf("| %s |", forms[f]);
-    for (int m = 0; m < (f >= 2 ? 6 : 3); m++) {
+    for (int m = 0; m < 8; m++) {
+      if ((m >= 3 && m <= 5 && f < 2) || (m >= 6 && f != 0)) { // modes a form does not have
+        printf(" – |");
+        continue;
+      }
       double c = cycles(fn, steps, m, ctas, smem, out);
       printf(" %.0f (%.3f) |", c, c / (khz / 1000.0));
       fflush(stdout);
     }
-    printf("%s\n", f < 2 ? " – | – | – |" : "");
+    printf("\n");
   }
   CU(cuMemFree(out));
   CU(cuDevicePrimaryCtxRelease(dev));

@@ -247,7 +247,9 @@ static __device__ __forceinline__ void wgmma_m64n64k16_ss_bf16_mk(float (&d)[32]
 // step of slack, where gdn_scan's two hand-off slots give two; 2: warpgroup
 // 1 outputs back to back, unpaced; 3 (w/u forms): as 1, with no w and u to
 // form; 4 (w/u forms): warpgroup 1 forms w and u alone, paced as in 1;
-// 5 (w/u forms): as 4, with two chunks' products in flight.
+// 5 (w/u forms): as 4, with two chunks' products in flight; 6 and 7 (half
+// form): as 1, with the output's products issued 2 or 1 k-steps at a time,
+// each piece waited for.
 // Shared memory holds zeros: the operands' values do not change the time.
 // There is no copy and no stage or hand-off mbarrier of gdn_scan.
 #define K_OFF 0u // k [t][d]
@@ -460,6 +462,7 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
     out[2] = 1;
 }
 
+template <int CHOP = 0>
 static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, int iters,
                                                    int paced, int wt, unsigned long long *out) {
   const u32 sq = base + Q_OFF, sp = base + P_OFF, hand = base + HS_OFF, so = base + O_OFF;
@@ -474,6 +477,129 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
     for (int i = 0; i < 8; ++i)
       ld_shared_v4(hand + 16u * (u32)(128 * i + wt), sa[4 * i], sa[4 * i + 1], sa[4 * i + 2],
                    sa[4 * i + 3]);
+    if constexpr (CHOP == 2) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 0)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 0)[0], (sa + 0)[1], (sa + 0)[2], (sa + 0)[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 0)[4], (sa + 0)[5], (sa + 0)[6], (sa + 0)[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 8)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[0], (sa + 8)[1], (sa + 8)[2], (sa + 8)[3], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[4], (sa + 8)[5], (sa + 8)[6], (sa + 8)[7], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 16)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[0], (sa + 16)[1], (sa + 16)[2], (sa + 16)[3], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[4], (sa + 16)[5], (sa + 16)[6], (sa + 16)[7], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 24)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[0], (sa + 24)[1], (sa + 24)[2], (sa + 24)[3], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[4], (sa + 24)[5], (sa + 24)[6], (sa + 24)[7], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+    } else if constexpr (CHOP == 1) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 0)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 0)[0], (sa + 0)[1], (sa + 0)[2], (sa + 0)[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 4)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 4)[0], (sa + 4)[1], (sa + 4)[2], (sa + 4)[3], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 8)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[0], (sa + 8)[1], (sa + 8)[2], (sa + 8)[3], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 12)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 12)[0], (sa + 12)[1], (sa + 12)[2], (sa + 12)[3], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 16)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[0], (sa + 16)[1], (sa + 16)[2], (sa + 16)[3], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 20)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 20)[0], (sa + 20)[1], (sa + 20)[2], (sa + 20)[3], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 24)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[0], (sa + 24)[1], (sa + 24)[2], (sa + 24)[3], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 28)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 28)[0], (sa + 28)[1], (sa + 28)[2], (sa + 28)[3], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+    } else {
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
@@ -489,6 +615,7 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   wgmma_m64n64k16_rs_bf16_rk(op, sa[28], sa[29], sa[30], sa[31], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+    }
     wgmma_commit();
 #pragma unroll
     for (int i = 0; i < 4; ++i)
@@ -505,6 +632,67 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       op[r] *= gq[r];
+    if constexpr (CHOP == 2) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand((ua + 0)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 0)[0], (ua + 0)[1], (ua + 0)[2], (ua + 0)[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 0)[4], (ua + 0)[5], (ua + 0)[6], (ua + 0)[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand((ua + 8)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[0], (ua + 8)[1], (ua + 8)[2], (ua + 8)[3], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[4], (ua + 8)[5], (ua + 8)[6], (ua + 8)[7], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+    } else if constexpr (CHOP == 1) {
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 0)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 0)[0], (ua + 0)[1], (ua + 0)[2], (ua + 0)[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 4)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 4)[0], (ua + 4)[1], (ua + 4)[2], (ua + 4)[3], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 8)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[0], (ua + 8)[1], (ua + 8)[2], (ua + 8)[3], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  wgmma_commit();
+  wgmma_wait_0();
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+  #pragma unroll
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 12)[i_]);
+  wgmma_fence();
+  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 12)[0], (ua + 12)[1], (ua + 12)[2], (ua + 12)[3], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  #pragma unroll
+  for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+    } else {
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
@@ -516,6 +704,7 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   wgmma_m64n64k16_rs_bf16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
+    }
     wgmma_commit();
     wgmma_wait_0();
 #pragma unroll
@@ -542,7 +731,11 @@ step_half(int steps, int mode, unsigned long long *out) {
   const int wg = threadIdx.x / 128, wt = threadIdx.x % 128;
   (void)acc64_row; // the half form reads its accumulators by column alone
   if (wg == 0)
-    half_state(base, gb, steps, mode == 1, wt, out);
+    half_state(base, gb, steps, mode == 1 || mode >= 6, wt, out);
+  else if (mode == 6) // the output's products in pieces of 2 k-steps, each waited for
+    half_output<2>(base, gb, steps, 1, wt, out);
+  else if (mode == 7) // of 1 k-step
+    half_output<1>(base, gb, steps, 1, wt, out);
   else if (mode != 0)
     half_output(base, gb, mode == 1 ? steps : 2 * steps, mode == 1, wt, out);
 }

@@ -19,8 +19,8 @@ static const SmemTile T_V_MN = {DT_BF16, MAJOR_MN, SWZ_128B, 64, 64}; /* v [t][v
 static const SmemTile T_XB = {DT_BF16, MAJOR_MN, SWZ_64B, 32, 64};    /* X, Ud [t][v] */
 
 typedef struct StepSlots {
-  Slot s[32];
-  Out text[32];
+  Slot s[40];
+  Out text[40];
   int n;
 } StepSlots;
 
@@ -97,6 +97,28 @@ static const struct {
     {"H_UD_TO_A", "u", "uda", 4}, {"HW_UD_TO_A", "ks", "uda", 4},
 };
 
+/* The half form's output products in pieces of `ksteps` k-steps, each
+ * waited for before the next is issued, so that the output leaves the
+ * tensor pipe to the chain between them (the template commits and waits
+ * after the last). */
+static int chopped(Prelude *p, StepSlots *sl, const char *slot, const StepProduct *s, int ksteps,
+                   Diag *d) {
+  Out *o = slot_new(sl, slot);
+  for (int j = 0; j < s->k / (16 * ksteps); j++) {
+    char regs[32];
+    snprintf(regs, sizeof regs, "(%s + %d)", s->a_regs, 4 * ksteps * j);
+    WgmmaReq r = {ARCH_SM90A, 64, s->n, 16 * ksteps, DT_BF16, DT_BF16, DT_F32, SRC_REG, SRC_REG,
+                  MAJOR_K, s->b_major, 1, 0, 128};
+    Product pr = {r, *s->b, *s->b, 0, 0, 0, 16 * ksteps * j, s->acc, regs, "", s->b_base,
+                  j == 0 ? s->scale : "1"};
+    if (j > 0)
+      out_line(o, "wgmma_commit();"), out_line(o, "wgmma_wait_0();");
+    if (emit_product(p, o, &pr, d))
+      return -1;
+  }
+  return 0;
+}
+
 static int step_slots(Prelude *p, StepSlots *sl, Diag *d) {
   for (size_t i = 0; i < COUNT_OF(TO_A); i++)
     emit_acc_to_a(p, slot_new(sl, TO_A[i].slot), TO_A[i].acc, TO_A[i].a, TO_A[i].ksteps, DT_BF16);
@@ -110,6 +132,11 @@ static int step_slots(Prelude *p, StepSlots *sl, Diag *d) {
     if (emit_product(p, slot_new(sl, s->slot), &pr, d))
       return -1;
   }
+  static const struct { const char *slot; int product, ksteps; } CHOPS[] = {
+      {"H_OQ_C2", 3, 2}, {"H_OP_C2", 4, 2}, {"H_OQ_C1", 3, 1}, {"H_OP_C1", 4, 1}};
+  for (size_t i = 0; i < COUNT_OF(CHOPS); i++)
+    if (chopped(p, sl, CHOPS[i].slot, &PRODUCTS[CHOPS[i].product], CHOPS[i].ksteps, d))
+      return -1;
   return 0;
 }
 
