@@ -291,6 +291,69 @@ static __device__ __forceinline__ u32 step_init(unsigned char *raw, unsigned cha
   return base;
 }
 
+// The state warpgroup's end: its cycles to out[0], and a sum of its state
+// (a[0 .. n), b[0 .. n)) that is never -1 but keeps every product live.
+static __device__ __forceinline__ void step_done(long long t0, const float *a, const float *b,
+                                                 int n, int wt, unsigned long long *out) {
+  const long long t1 = clock64();
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < n; ++i)
+    s += a[i] + b[i];
+  if (wt == 0)
+    out[0] = (unsigned long long)(t1 - t0);
+  if (s == -1.f)
+    out[2] = 1;
+}
+
+// Warpgroup-order 16-byte stores of n registers: thread wt's i-th vector
+// at 16 (128 i + wt), so that each warp instruction writes 512 contiguous
+// bytes (the half forms' hand-off).
+static __device__ __forceinline__ void frag_store(u32 dst, const u32 *x, int n, int wt) {
+#pragma unroll
+  for (int i = 0; i < n / 4; ++i)
+    st_shared_v4(dst + 16u * (u32)(128 * i + wt), x[4 * i], x[4 * i + 1], x[4 * i + 2],
+                 x[4 * i + 3]);
+}
+
+// The same, of fp32 registers (u for the chain to read back).
+static __device__ __forceinline__ void frag_store_f32(u32 dst, const float *x, int n, int wt) {
+#pragma unroll
+  for (int i = 0; i < n / 4; ++i)
+    st_shared_v4(dst + 16u * (u32)(128 * i + wt), __float_as_uint(x[4 * i]),
+                 __float_as_uint(x[4 * i + 1]), __float_as_uint(x[4 * i + 2]),
+                 __float_as_uint(x[4 * i + 3]));
+}
+
+// The loads that read back what frag_store and frag_store_f32 wrote.
+static __device__ __forceinline__ void frag_load(u32 src, u32 *x, int n, int wt) {
+#pragma unroll
+  for (int i = 0; i < n / 4; ++i)
+    ld_shared_v4(src + 16u * (u32)(128 * i + wt), x[4 * i], x[4 * i + 1], x[4 * i + 2],
+                 x[4 * i + 3]);
+}
+
+static __device__ __forceinline__ void frag_load_f32(u32 src, float *x, int n, int wt) {
+#pragma unroll
+  for (int i = 0; i < n / 4; ++i) {
+    u32 a, b, c, d;
+    ld_shared_v4(src + 16u * (u32)(128 * i + wt), a, b, c, d);
+    x[4 * i] = __uint_as_float(a), x[4 * i + 1] = __uint_as_float(b);
+    x[4 * i + 2] = __uint_as_float(c), x[4 * i + 3] = __uint_as_float(d);
+  }
+}
+
+// bf16(S^T) of the quarter forms, as the MN-major B operand of K Sb.
+static __device__ __forceinline__ void st_store(u32 ssb, const float *S0, const float *S1,
+                                                int wt) {
+#pragma unroll
+  for (int r = 0; r < 16; r += 2) {
+    const u32 v = (u32)acc32_col(wt, r), d = (u32)acc32_row(wt, r);
+    st_shared_u32(ssb + sb_off(v, d), pack_bf16(S0[r], S0[r + 1]));
+    st_shared_u32(ssb + sb_off(v, d + 64u), pack_bf16(S1[r], S1[r + 1]));
+  }
+}
+
 // ---------------------------------------------------------------- half form
 static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, int steps,
                                                   int paced, int wt, unsigned long long *out) {
@@ -352,10 +415,7 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
     wgmma_commit();
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      ld_shared_v4(sv + 16u * (u32)(128 * i + wt), vv[4 * i], vv[4 * i + 1], vv[4 * i + 2],
-                   vv[4 * i + 3]);
+    frag_load(sv, vv, 16, wt);
 #pragma unroll
     for (int r = 0; r < 32; r += 2) {
       const float2 x = *(const float2 *)(s_g + acc64_col(wt, r));
@@ -401,10 +461,7 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
       const float2 y = *(const float2 *)(s_g + 64 + acc64_col(wt, r));
       gd[r] = y.x, gd[r + 1] = y.y;
     }
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      st_shared_v4(hand + 16u * (u32)(128 * i + wt), sa[4 * i], sa[4 * i + 1], sa[4 * i + 2],
-                   sa[4 * i + 3]);
+    frag_store(hand, sa, 32, wt);
 #pragma unroll
     for (int r = 0; r < 64; ++r)
       S[r] *= gl;
@@ -440,10 +497,7 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
     wgmma_commit();
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      st_shared_v4(base + HU_OFF + 16u * (u32)(128 * i + wt), uda[4 * i], uda[4 * i + 1],
-                   uda[4 * i + 2], uda[4 * i + 3]);
+    frag_store(base + HU_OFF, uda, 16, wt);
     if (paced) { // one step of slack: the output has taken step c - 1
       if (c > 0)
         bar_sync(4, 256);
@@ -451,15 +505,7 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
     }
     wgmma_wait_0();
   }
-  const long long t1 = clock64();
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < 64; ++i)
-    s += S[i];
-  if (wt == 0)
-    out[0] = (unsigned long long)(t1 - t0);
-  if (s == -1.f) // never: keeps the products live
-    out[2] = 1;
+  step_done(t0, S, S + 32, 32, wt, out);
 }
 
 template <int CHOP = 0>
@@ -473,18 +519,15 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
     float op[32], gq[32];
     if (paced)
       bar_sync(3, 256);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      ld_shared_v4(hand + 16u * (u32)(128 * i + wt), sa[4 * i], sa[4 * i + 1], sa[4 * i + 2],
-                   sa[4 * i + 3]);
+    frag_load(hand, sa, 32, wt);
     if constexpr (CHOP == 2) {
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
-  for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 0)[i_]);
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 0)[0], (sa + 0)[1], (sa + 0)[2], (sa + 0)[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 0)[4], (sa + 0)[5], (sa + 0)[6], (sa + 0)[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -524,9 +567,9 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
-  for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 0)[i_]);
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 0)[0], (sa + 0)[1], (sa + 0)[2], (sa + 0)[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -617,10 +660,7 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     }
     wgmma_commit();
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      ld_shared_v4(base + HU_OFF + 16u * (u32)(128 * i + wt), ua[4 * i], ua[4 * i + 1],
-                   ua[4 * i + 2], ua[4 * i + 3]);
+    frag_load(base + HU_OFF, ua, 16, wt);
     if (paced) // its operands are read: the state may post the next step
       bar_arrive(4, 256);
 #pragma unroll
@@ -636,10 +676,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
-  for (int i_ = 0; i_ < 8; ++i_) fence_operand((ua + 0)[i_]);
+  for (int i_ = 0; i_ < 8; ++i_) fence_operand(ua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 0)[0], (ua + 0)[1], (ua + 0)[2], (ua + 0)[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 0)[4], (ua + 0)[5], (ua + 0)[6], (ua + 0)[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -657,9 +697,9 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   #pragma unroll
-  for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 0)[i_]);
+  for (int i_ = 0; i_ < 4; ++i_) fence_operand(ua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 0)[0], (ua + 0)[1], (ua + 0)[2], (ua + 0)[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -711,10 +751,7 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
     for (int r = 0; r < 32; r += 2)
       ob[r >> 1] = pack_bf16(op[r] * 0.5f, op[r + 1] * 0.5f);
     bar_sync(2, 128);
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      st_shared_v4(so + 16u * (u32)(128 * i + wt), ob[4 * i], ob[4 * i + 1], ob[4 * i + 2],
-                   ob[4 * i + 3]);
+    frag_store(so, ob, 16, wt);
     fence_proxy_async();
     bar_sync(2, 128);
     sum += op[0];
@@ -757,12 +794,7 @@ static __device__ __forceinline__ void quarter_state(u32 base, unsigned char *gb
   for (int c = 0; c < steps; ++c) {
     float ks[16], u[16];
     u32 vv[8];
-#pragma unroll
-    for (int r = 0; r < 16; r += 2) {
-      const u32 v = (u32)acc32_col(wt, r), d = (u32)acc32_row(wt, r);
-      st_shared_u32(ssb + sb_off(v, d), pack_bf16(S0[r], S0[r + 1]));
-      st_shared_u32(ssb + sb_off(v, d + 64u), pack_bf16(S1[r], S1[r + 1]));
-    }
+    st_store(ssb, S0, S1, wt);
     STATE_FENCE();
     STATE_BAR();
   #pragma unroll
@@ -843,15 +875,7 @@ static __device__ __forceinline__ void quarter_state(u32 base, unsigned char *gb
     wgmma_commit();
     wgmma_wait_0();
   }
-  const long long t1 = clock64();
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < 16; ++i)
-    s += S0[i] + S1[i];
-  if (wt == 0)
-    out[0] = (unsigned long long)(t1 - t0);
-  if (s == -1.f)
-    out[2] = 1;
+  step_done(t0, S0, S1, 16, wt, out);
 }
 
 static __device__ __forceinline__ void quarter_output(u32 base, unsigned char *gb, int iters,
@@ -937,13 +961,7 @@ static __device__ __forceinline__ void half_wu_state(u32 base, unsigned char *gb
   for (int c = 0; c < steps; ++c) {
     u32 sa[32], uda[16];
     float ks[32], gd[32];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      u32 x, y, z, w;
-      ld_shared_v4(base + UB_OFF + 16u * (u32)(128 * i + wt), x, y, z, w);
-      ks[4 * i] = __uint_as_float(x), ks[4 * i + 1] = __uint_as_float(y);
-      ks[4 * i + 2] = __uint_as_float(z), ks[4 * i + 3] = __uint_as_float(w);
-    }
+    frag_load_f32(base + UB_OFF, ks, 32, wt);
   sa[0] = pack_bf16(S[0], S[1]);
   sa[1] = pack_bf16(S[2], S[3]);
   sa[2] = pack_bf16(S[4], S[5]);
@@ -998,10 +1016,7 @@ static __device__ __forceinline__ void half_wu_state(u32 base, unsigned char *gb
       const float2 y = *(const float2 *)(s_g + 64 + acc64_col(wt, r));
       gd[r] = y.x, gd[r + 1] = y.y;
     }
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      st_shared_v4(hand + 16u * (u32)(128 * i + wt), sa[4 * i], sa[4 * i + 1], sa[4 * i + 2],
-                   sa[4 * i + 3]);
+    frag_store(hand, sa, 32, wt);
 #pragma unroll
     for (int r = 0; r < 64; ++r)
       S[r] *= gl;
@@ -1037,10 +1052,7 @@ static __device__ __forceinline__ void half_wu_state(u32 base, unsigned char *gb
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
     wgmma_commit();
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      st_shared_v4(base + HU_OFF + 16u * (u32)(128 * i + wt), uda[4 * i], uda[4 * i + 1],
-                   uda[4 * i + 2], uda[4 * i + 3]);
+    frag_store(base + HU_OFF, uda, 16, wt);
     if (paced) { // one step of slack: the output has taken step c - 1
       if (c > 0)
         bar_sync(4, 256);
@@ -1048,15 +1060,7 @@ static __device__ __forceinline__ void half_wu_state(u32 base, unsigned char *gb
     }
     wgmma_wait_0();
   }
-  const long long t1 = clock64();
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < 64; ++i)
-    s += S[i];
-  if (wt == 0)
-    out[0] = (unsigned long long)(t1 - t0);
-  if (s == -1.f)
-    out[2] = 1;
+  step_done(t0, S, S + 32, 32, wt, out);
 }
 
 static __device__ __forceinline__ void quarter_wu_state(u32 base, unsigned char *gb, int steps,
@@ -1071,19 +1075,8 @@ static __device__ __forceinline__ void quarter_wu_state(u32 base, unsigned char 
   const long long t0 = clock64();
   for (int c = 0; c < steps; ++c) {
     float ks[16];
-#pragma unroll
-    for (int r = 0; r < 16; r += 2) {
-      const u32 v = (u32)acc32_col(wt, r), d = (u32)acc32_row(wt, r);
-      st_shared_u32(ssb + sb_off(v, d), pack_bf16(S0[r], S0[r + 1]));
-      st_shared_u32(ssb + sb_off(v, d + 64u), pack_bf16(S1[r], S1[r + 1]));
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      u32 x, y, z, w;
-      ld_shared_v4(base + UB_OFF + 16u * (u32)(128 * i + wt), x, y, z, w);
-      ks[4 * i] = __uint_as_float(x), ks[4 * i + 1] = __uint_as_float(y);
-      ks[4 * i + 2] = __uint_as_float(z), ks[4 * i + 3] = __uint_as_float(w);
-    }
+    st_store(ssb, S0, S1, wt);
+    frag_load_f32(base + UB_OFF, ks, 16, wt);
     STATE_FENCE();
     STATE_BAR();
   #pragma unroll
@@ -1138,22 +1131,28 @@ static __device__ __forceinline__ void quarter_wu_state(u32 base, unsigned char 
     wgmma_commit();
     wgmma_wait_0();
   }
-  const long long t1 = clock64();
-  float s = 0.f;
+  step_done(t0, S0, S1, 16, wt, out);
+}
+
+// One chunk's w to its bf16 [t][d] tile and u to the fp32 buffer the
+// chain reads (u^T for the half form: NU = 32; u for the quarter: 16).
+template <int NU>
+static __device__ __forceinline__ void wu_store(u32 base, int wt, const float *hw,
+                                                const float *hu) {
+  const u32 sww = base + SWW_OFF;
 #pragma unroll
-  for (int i = 0; i < 16; ++i)
-    s += S0[i] + S1[i];
-  if (wt == 0)
-    out[0] = (unsigned long long)(t1 - t0);
-  if (s == -1.f)
-    out[2] = 1;
+  for (int r = 0; r < 64; r += 2)
+    st_shared_u32(sww + qk_off((u32)acc128_row(wt, r), (u32)acc128_col(wt, r)),
+                  pack_bf16(hw[r], hw[r + 1]));
+  frag_store_f32(base + UB_OFF, hu, NU, wt);
+  fence_proxy_async();
 }
 
 // w = (W diag(g)) K and u = W V for the next chunk, after the output's own
 // products: w to its bf16 [t][d] tile, u to the fp32 buffer the chain reads.
 template <int NU>
 static __device__ __forceinline__ void helper_wu(u32 base, int wt) {
-  const u32 sk = base + K_OFF, sw = base + W_OFF, sv = base + V_OFF, sww = base + SWW_OFF;
+  const u32 sk = base + K_OFF, sw = base + W_OFF, sv = base + V_OFF;
   float hw[64], hu[NU];
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hw[i_]);
@@ -1187,37 +1186,12 @@ static __device__ __forceinline__ void helper_wu(u32 base, int wt) {
   }
   wgmma_commit();
   wgmma_wait_0();
-#pragma unroll
-  for (int r = 0; r < 64; r += 2)
-    st_shared_u32(sww + qk_off((u32)acc128_row(wt, r), (u32)acc128_col(wt, r)),
-                  pack_bf16(hw[r], hw[r + 1]));
-#pragma unroll
-  for (int i = 0; i < NU / 4; ++i)
-    st_shared_v4(base + UB_OFF + 16u * (u32)(128 * i + wt), __float_as_uint(hu[4 * i]),
-                 __float_as_uint(hu[4 * i + 1]), __float_as_uint(hu[4 * i + 2]),
-                 __float_as_uint(hu[4 * i + 3]));
-  fence_proxy_async();
+  wu_store<NU>(base, wt, hw, hu);
 }
 
 // helper_wu with two chunks in flight: chunk c + 1's products are issued
-// before chunk c's results are stored, into the other set of accumulators.
-template <int NU>
-static __device__ __forceinline__ void wu_store(u32 base, int wt, const float *hw,
-                                                const float *hu) {
-  const u32 sww = base + SWW_OFF;
-#pragma unroll
-  for (int r = 0; r < 64; r += 2)
-    st_shared_u32(sww + qk_off((u32)acc128_row(wt, r), (u32)acc128_col(wt, r)),
-                  pack_bf16(hw[r], hw[r + 1]));
-#pragma unroll
-  for (int i = 0; i < NU / 4; ++i)
-    st_shared_v4(base + UB_OFF + 16u * (u32)(128 * i + wt), __float_as_uint(hu[4 * i]),
-                 __float_as_uint(hu[4 * i + 1]), __float_as_uint(hu[4 * i + 2]),
-                 __float_as_uint(hu[4 * i + 3]));
-  fence_proxy_async();
-}
-
-// Two chunks in flight within blocks of 8 (steps a multiple of 8): ptxas
+// before chunk c's results are stored, into the other set of accumulators,
+// within blocks of 8 (steps a multiple of 8): ptxas
 // serialises every wgmma (C7514) when a group stays in flight across the
 // loop's back edge, so each block drains its last chunk.
 template <int NU>

@@ -28,6 +28,23 @@ void prelude_init(Prelude *p, ArchId arch) {
   outf(o, "  return high | (u64)((addr & 0x3FFFFu) >> 4);\n}\n\n");
 }
 
+int emit_cu_file(const Prelude *p, const Out *kernels, const char *out_dir, const char *stem,
+                 const char *what, ArchId arch, Diag *d) {
+  Out file;
+  out_init(&file);
+  gen_header(&file, what, arch, "//");
+  outf(&file, "\n");
+  out_append(&file, &p->text);
+  out_append(&file, kernels);
+  char name[96];
+  snprintf(name, sizeof name, "%s.cu", stem);
+  char *path = path_join(out_dir, name);
+  int rc = out_write_file(&file, path, d);
+  free(path);
+  out_free(&file);
+  return rc;
+}
+
 void prelude_free(Prelude *p) {
   out_free(&p->text);
   for (int i = 0; i < p->nseen; i++)

@@ -207,6 +207,18 @@ typedef struct Slot {
 } Slot;
 int template_load(const char *dir, const char *name, Out *text, Diag *d);
 int template_fill(const char *tmpl, const Slot *slots, int n, Out *o, Diag *d);
+/* One schedule's slots: names with texts the table owns. */
+typedef struct Slots {
+  Slot s[64];
+  char *owned[64];
+  int n;
+} Slots;
+void slot_add(Slots *sl, const char *name, const char *fmt, ...) PRINTF_LIKE(3, 4);
+void slot_out(Slots *sl, const char *name, Out *o); /* takes over o's text */
+void slots_free(Slots *sl);
+/* The templates tmpl[0 .. ntmpl), one after another, filled from sl. */
+int template_emit(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots *sl, Out *o,
+                  Diag *d);
 
 /* ----------------------------------------------------------- emit.c */
 /* One emitter per PTX instruction: each writes a __device__ wrapper around
@@ -218,6 +230,10 @@ typedef struct Prelude {
 } Prelude;
 void prelude_init(Prelude *p, ArchId arch);
 void prelude_free(Prelude *p);
+/* out_dir/<stem>.cu: the header that says what made it (`what`), the
+ * prelude's wrappers, then the kernels. */
+int emit_cu_file(const Prelude *p, const Out *kernels, const char *out_dir, const char *stem,
+                 const char *what, ArchId arch, Diag *d);
 typedef struct WgmmaForm {
   int n;
   DType ab;

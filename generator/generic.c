@@ -20,39 +20,6 @@ static const SmemTile TILE_64 = {DT_BF16, MAJOR_K, SWZ_128B, 64, 64};
 /* The ladder's fp16 B operands D and Z: storage row = matrix row. */
 static const SmemTile TILE_D = {DT_F16, MAJOR_MN, SWZ_128B, 64, 64};
 
-/* One schedule's slots: names with owned texts. */
-typedef struct Slots {
-  Slot s[64];
-  char *owned[64];
-  int n;
-} Slots;
-
-static void slot_add(Slots *sl, const char *name, const char *fmt, ...) PRINTF_LIKE(3, 4);
-static void slot_add(Slots *sl, const char *name, const char *fmt, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  sl->owned[sl->n] = xstrdup(buf);
-  sl->s[sl->n] = (Slot){name, sl->owned[sl->n]};
-  sl->n++;
-}
-
-/* Takes over a text built in an Out. */
-static void slot_out(Slots *sl, const char *name, Out *o) {
-  sl->owned[sl->n] = o->buf ? o->buf : xstrdup("");
-  sl->s[sl->n] = (Slot){name, sl->owned[sl->n]};
-  sl->n++;
-  out_init(o);
-}
-
-static void slots_free(Slots *sl) {
-  for (int i = 0; i < sl->n; i++)
-    free(sl->owned[i]);
-  sl->n = 0;
-}
-
 static uint32_t carve(uint32_t *off, uint32_t bytes, uint32_t align) {
   uint32_t at = (*off + align - 1) / align * align;
   *off = at + bytes;
@@ -189,19 +156,6 @@ typedef struct KernelInfo {
   unsigned threads, smem;
 } KernelInfo;
 
-static int fill(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots *sl, Out *o,
-                Diag *d) {
-  Out t;
-  out_init(&t);
-  int rc = 0;
-  for (int i = 0; i < ntmpl && rc == 0; i++)
-    rc = template_load(tmpl_dir, tmpl[i], &t, d);
-  if (rc == 0)
-    rc = template_fill(t.buf, sl->s, sl->n, o, d);
-  out_free(&t);
-  return rc;
-}
-
 /* Prepare units per CTA of gdn_fused after its first wave: one per
  * warpgroup. Two, not three: three to a CTA make more units a second but
  * each one later (up to about 12 us against 5.5 alone, on the H200), and
@@ -291,7 +245,7 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   if (rc == 0) {
     to_a(p, &sl, "C_TO_A", 2, "c", "ca", 4, DT_F16);
     static const char *const tmpl[] = {"gdn_prepare.cu.in"};
-    rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
+    rc = template_emit(tmpl_dir, tmpl, 1, &sl, o, d);
   }
   out_free(&ld);
   slots_free(&sl);
@@ -598,7 +552,7 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   slot_add(&sl, "CHAIN_SLOTS_LOG2", "%d", SPLIT_CHAIN_SLOTS_LOG2);
   static const char *const tmpl[] = {"gdn_scan_helpers.cu.in", "gdn_scan.cu.in"};
   if (rc == 0)
-    rc = fill(tmpl_dir, tmpl, 2, &sl, o, d);
+    rc = template_emit(tmpl_dir, tmpl, 2, &sl, o, d);
   slots_free(&sl);
   return rc;
 }
@@ -624,7 +578,7 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
   slot_add(&sl, "SPLIT_UNITS", "%d", SPLIT_UNITS);
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
-  int rc = fill(tmpl_dir, tmpl, 1, &sl, o, d);
+  int rc = template_emit(tmpl_dir, tmpl, 1, &sl, o, d);
   slots_free(&sl);
   return rc;
 }
@@ -672,9 +626,8 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   prelude_init(&p, arch);
   common_prelude(&p);
   KernelInfo ki[6];
-  Out kernels, file, table;
+  Out kernels, table;
   out_init(&kernels);
-  out_init(&file);
   out_init(&table);
   int rc = emit_prepare(&p, tmpl_dir, &kernels, &ki[0], d);
   rc = rc ? rc : fits_sm(arch, &ki[0], 0, d);
@@ -686,15 +639,11 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   ki[4].name = "gdn_scan_lanes";
   ki[5] = ki[0]; /* gdn_prepare_lean: gdn_prepare's template, threads and memory */
   ki[5].name = "gdn_prepare_lean";
-  if (rc == 0) {
-    gen_header(&file, "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan, or both in gdn_fused.", arch, "//");
-    outf(&file, "\n");
-    out_append(&file, &p.text);
-    out_append(&file, &kernels);
-    char *path = path_join(out_dir, "gdn_generic.cu");
-    rc = out_write_file(&file, path, d);
-    free(path);
-  }
+  rc = rc ? rc
+          : emit_cu_file(&p, &kernels, out_dir, "gdn_generic",
+                         "gdn_generic.cu: the generic pipeline, gdn_prepare then gdn_scan, or "
+                         "both in gdn_fused.",
+                         arch, d);
   if (rc == 0) {
     kernel_table(&table, ki, 6);
     char *path = path_join(out_dir, "gdn_kernels.h");
@@ -702,7 +651,6 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
     free(path);
   }
   out_free(&kernels);
-  out_free(&file);
   out_free(&table);
   prelude_free(&p);
   return rc;

@@ -346,27 +346,18 @@ static int write_probe_file(const char *tmpl_dir, const char *out_dir, const cha
   emit_tma_load_2d(&p);
   emit_wgmma_commit(&p);
   emit_wgmma_wait(&p, 0);
-  Out kernels, file;
+  Out kernels;
   out_init(&kernels);
-  out_init(&file);
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++)
     if (strcmp(probe_file(&specs[i]), stem) == 0)
       rc = probe_kernel(&p, tmpl_dir, &specs[i], &kernels, d);
   if (rc == 0) {
-    char what[96], name[96];
+    char what[96];
     snprintf(what, sizeof what, "%s.cu: probe kernels proving the lowering rules.", stem);
-    gen_header(&file, what, ARCH_SM90A, "//");
-    outf(&file, "\n");
-    out_append(&file, &p.text);
-    out_append(&file, &kernels);
-    snprintf(name, sizeof name, "%s.cu", stem);
-    char *path = path_join(out_dir, name);
-    rc = out_write_file(&file, path, d);
-    free(path);
+    rc = emit_cu_file(&p, &kernels, out_dir, stem, what, ARCH_SM90A, d);
   }
   out_free(&kernels);
-  out_free(&file);
   prelude_free(&p);
   return rc;
 }

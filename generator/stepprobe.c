@@ -18,25 +18,6 @@ static const SmemTile T_SB = {DT_BF16, MAJOR_MN, SWZ_64B, 32, 128};   /* bf16(S^
 static const SmemTile T_V_MN = {DT_BF16, MAJOR_MN, SWZ_128B, 64, 64}; /* v [t][v] as A[v][t] */
 static const SmemTile T_XB = {DT_BF16, MAJOR_MN, SWZ_64B, 32, 64};    /* X, Ud [t][v] */
 
-typedef struct StepSlots {
-  Slot s[40];
-  Out text[40];
-  int n;
-} StepSlots;
-
-/* A new slot's text. The table is fixed by this file's own slots, so
- * running out of it is this file's bug, not the user's. */
-static Out *slot_new(StepSlots *sl, const char *name) {
-  if (sl->n == (int)COUNT_OF(sl->s)) {
-    fprintf(stderr, "gdngen: stepprobe.c has more slots than its table's %d\n", sl->n);
-    abort();
-  }
-  out_init(&sl->text[sl->n]);
-  sl->text[sl->n].indent = 1;
-  sl->s[sl->n].name = name;
-  return &sl->text[sl->n++];
-}
-
 /* One product of a form: its slot, shape (m64 n k), where A comes from
  * (a register array, or a tile at a_mn0 of a_base) and B (a tile at
  * b_base), the accumulator, and scale_d for its first k-step. */
@@ -97,46 +78,55 @@ static const struct {
     {"H_UD_TO_A", "u", "uda", 4}, {"HW_UD_TO_A", "ks", "uda", 4},
 };
 
-/* The half form's output products in pieces of `ksteps` k-steps, each
- * waited for before the next is issued, so that the output leaves the
- * tensor pipe to the chain between them (the template commits and waits
- * after the last). */
-static int chopped(Prelude *p, StepSlots *sl, const char *slot, const StepProduct *s, int ksteps,
-                   Diag *d) {
-  Out *o = slot_new(sl, slot);
-  for (int j = 0; j < s->k / (16 * ksteps); j++) {
-    char regs[32];
-    snprintf(regs, sizeof regs, "(%s + %d)", s->a_regs, 4 * ksteps * j);
-    WgmmaReq r = {ARCH_SM90A, 64, s->n, 16 * ksteps, DT_BF16, DT_BF16, DT_F32, SRC_REG, SRC_REG,
-                  MAJOR_K, s->b_major, 1, 0, 128};
-    Product pr = {r, *s->b, *s->b, 0, 0, 0, 16 * ksteps * j, s->acc, regs, "", s->b_base,
-                  j == 0 ? s->scale : "1"};
-    if (j > 0)
-      out_line(o, "wgmma_commit();"), out_line(o, "wgmma_wait_0();");
-    if (emit_product(p, o, &pr, d))
-      return -1;
-  }
-  return 0;
+/* Product s's k-steps [k0, k0 + k) into o: the whole product (k0 = 0,
+ * k = s->k), or one piece of it, whose later pieces accumulate. */
+static int step_product(Prelude *p, Out *o, const StepProduct *s, int k0, int k, Diag *d) {
+  const OperandSrc src = s->a ? SRC_SMEM : SRC_REG;
+  char regs[32];
+  snprintf(regs, sizeof regs, k0 ? "(%s + %d)" : "%s", s->a_regs, k0 / 4);
+  WgmmaReq r = {ARCH_SM90A, 64, s->n, k, DT_BF16, DT_BF16, DT_F32, src, SRC_REG,
+                s->a_major, s->b_major, src == SRC_REG, 0, 128};
+  Product pr = {r, *(s->a ? s->a : s->b), *s->b, s->a_mn0, s->a ? k0 : 0, 0, k0, s->acc, regs,
+                s->a_base, s->b_base, k0 ? "1" : s->scale};
+  return emit_product(p, o, &pr, d);
 }
 
-static int step_slots(Prelude *p, StepSlots *sl, Diag *d) {
-  for (size_t i = 0; i < COUNT_OF(TO_A); i++)
-    emit_acc_to_a(p, slot_new(sl, TO_A[i].slot), TO_A[i].acc, TO_A[i].a, TO_A[i].ksteps, DT_BF16);
-  for (size_t i = 0; i < COUNT_OF(PRODUCTS); i++) {
-    const StepProduct *s = &PRODUCTS[i];
-    const OperandSrc src = s->a ? SRC_SMEM : SRC_REG;
-    WgmmaReq r = {ARCH_SM90A, 64, s->n, s->k, DT_BF16, DT_BF16, DT_F32, src, SRC_REG,
-                  s->a_major, s->b_major, src == SRC_REG, 0, 128};
-    Product pr = {r, *(s->a ? s->a : s->b), *s->b, s->a_mn0, 0, 0, 0, s->acc, s->a_regs,
-                  s->a_base, s->b_base, s->scale};
-    if (emit_product(p, slot_new(sl, s->slot), &pr, d))
-      return -1;
-  }
+/* Each product of the table, and the half form's output products in pieces
+ * of 2 and 1 k-steps, each waited for before the next is issued, so that
+ * the output leaves the tensor pipe to the chain between them (the
+ * template commits and waits after the last piece). */
+static int step_slots(Prelude *p, Slots *sl, Diag *d) {
   static const struct { const char *slot; int product, ksteps; } CHOPS[] = {
       {"H_OQ_C2", 3, 2}, {"H_OP_C2", 4, 2}, {"H_OQ_C1", 3, 1}, {"H_OP_C1", 4, 1}};
-  for (size_t i = 0; i < COUNT_OF(CHOPS); i++)
-    if (chopped(p, sl, CHOPS[i].slot, &PRODUCTS[CHOPS[i].product], CHOPS[i].ksteps, d))
+  Out o;
+  out_init(&o);
+  o.indent = 1;
+  for (size_t i = 0; i < COUNT_OF(TO_A); i++) {
+    emit_acc_to_a(p, &o, TO_A[i].acc, TO_A[i].a, TO_A[i].ksteps, DT_BF16);
+    slot_out(sl, TO_A[i].slot, &o);
+    o.indent = 1;
+  }
+  for (size_t i = 0; i < COUNT_OF(PRODUCTS); i++) {
+    if (step_product(p, &o, &PRODUCTS[i], 0, PRODUCTS[i].k, d)) {
+      out_free(&o);
       return -1;
+    }
+    slot_out(sl, PRODUCTS[i].slot, &o);
+    o.indent = 1;
+  }
+  for (size_t i = 0; i < COUNT_OF(CHOPS); i++) {
+    const StepProduct *s = &PRODUCTS[CHOPS[i].product];
+    for (int k0 = 0; k0 < s->k; k0 += 16 * CHOPS[i].ksteps) {
+      if (k0 > 0)
+        out_line(&o, "wgmma_commit();"), out_line(&o, "wgmma_wait_0();");
+      if (step_product(p, &o, s, k0, 16 * CHOPS[i].ksteps, d)) {
+        out_free(&o);
+        return -1;
+      }
+    }
+    slot_out(sl, CHOPS[i].slot, &o);
+    o.indent = 1;
+  }
   return 0;
 }
 
@@ -201,40 +191,25 @@ static void step_prelude(Prelude *p) {
 }
 
 int step_probe_emit(const char *tmpl_dir, const char *out_dir, Diag *d) {
+  static const char *const tmpl[] = {"probe_step.cu.in"};
   Prelude p;
   prelude_init(&p, ARCH_SM90A);
   step_prelude(&p);
-  StepSlots sl = {.n = 0};
-  Out tmpl, kern, file;
-  out_init(&tmpl);
+  Slots sl = {.n = 0};
+  Out layout, kern;
+  out_init(&layout);
   out_init(&kern);
-  out_init(&file);
   int rc = step_slots(&p, &sl, d);
-  Out *layout = slot_new(&sl, "LAYOUT");
-  rc = rc ? rc : step_layout(layout, d);
-  for (int i = 0; i < sl.n; i++)
-    sl.s[i].text = sl.text[i].buf ? sl.text[i].buf : "";
-  if (rc == 0)
-    rc = template_load(tmpl_dir, "probe_step.cu.in", &tmpl, d);
-  if (rc == 0)
-    rc = template_fill(tmpl.buf, sl.s, sl.n, &kern, d);
-  if (rc == 0) {
-    gen_header(&file,
-               "probe_step.cu: one step of the state chain in four forms, timed "
-               "(bench/chain_step.c).",
-               ARCH_SM90A, "//");
-    outf(&file, "\n");
-    out_append(&file, &p.text);
-    out_append(&file, &kern);
-    char *path = path_join(out_dir, "probe_step.cu");
-    rc = out_write_file(&file, path, d);
-    free(path);
-  }
-  for (int i = 0; i < sl.n; i++)
-    out_free(&sl.text[i]);
-  out_free(&tmpl);
+  rc = rc ? rc : step_layout(&layout, d);
+  slot_out(&sl, "LAYOUT", &layout);
+  rc = rc ? rc : template_emit(tmpl_dir, tmpl, 1, &sl, &kern, d);
+  rc = rc ? rc
+          : emit_cu_file(&p, &kern, out_dir, "probe_step",
+                         "probe_step.cu: one step of the state chain in four forms, timed "
+                         "(bench/chain_step.c).",
+                         ARCH_SM90A, d);
+  slots_free(&sl);
   out_free(&kern);
-  out_free(&file);
   prelude_free(&p);
   return rc;
 }

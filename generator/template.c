@@ -5,6 +5,7 @@
  * errors, so a template and its schedule cannot drift apart silently.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,4 +61,49 @@ int template_fill(const char *tmpl, const Slot *slots, int n, Out *o, Diag *d) {
     if (!used[i])
       return diag_fail(d, "template: value for %s has no slot", slots[i].name);
   return 0;
+}
+
+/* A slot's value, owned by the table. Its capacity is the schedules' own
+ * choice, so running out is a generator bug, not a user's error. */
+static void slot_put(Slots *sl, const char *name, char *text) {
+  if (sl->n == (int)COUNT_OF(sl->s)) {
+    fprintf(stderr, "gdngen: more than %d slots in one schedule\n", sl->n);
+    abort();
+  }
+  sl->owned[sl->n] = text;
+  sl->s[sl->n] = (Slot){name, text};
+  sl->n++;
+}
+
+void slot_add(Slots *sl, const char *name, const char *fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  slot_put(sl, name, xstrdup(buf));
+}
+
+void slot_out(Slots *sl, const char *name, Out *o) {
+  slot_put(sl, name, o->buf ? o->buf : xstrdup(""));
+  out_init(o);
+}
+
+void slots_free(Slots *sl) {
+  for (int i = 0; i < sl->n; i++)
+    free(sl->owned[i]);
+  sl->n = 0;
+}
+
+int template_emit(const char *tmpl_dir, const char *const *tmpl, int ntmpl, Slots *sl, Out *o,
+                  Diag *d) {
+  Out t;
+  out_init(&t);
+  int rc = 0;
+  for (int i = 0; i < ntmpl && rc == 0; i++)
+    rc = template_load(tmpl_dir, tmpl[i], &t, d);
+  if (rc == 0)
+    rc = template_fill(t.buf, sl->s, sl->n, o, d);
+  out_free(&t);
+  return rc;
 }
