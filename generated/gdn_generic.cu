@@ -497,8 +497,12 @@ static __device__ __forceinline__ int seq_bound(const int *cu_seqlens, int i, in
 // so the staging stores are free of conflicts) and leaves in 16-byte stores
 // of 512 contiguous bytes a warp; W leaves the same way from the ladder's D
 // tile (w_out).
+static __device__ __forceinline__ void stage_word(u32 tile, int t, int s, u32 xy) {
+  st_shared_u32(tile + (u32)(t * 144 + s * 2), xy);
+}
+
 static __device__ __forceinline__ void stage_pair(u32 tile, int t, int s, float x, float y) {
-  st_shared_u32(tile + (u32)(t * 144 + s * 2), pack_bf16(x, y));
+  stage_word(tile, t, s, pack_bf16(x, y));
 }
 
 static __device__ __forceinline__ void tile_out(u32 tile, u16 *dst, int i) {
@@ -540,17 +544,28 @@ static __device__ __forceinline__ float row_dot8(const float *src, int r, const 
 // by forward substitution in fp32, rounded to fp16 (the ladder's first
 // rung): into s_d8, and into d for the merge that follows. Each sum runs
 // over m < i; x[m] is 0 for m < j, so the terms before the reference's
-// first (m = j) add exact zeros to a zero sum.
+// first (m = j) add exact zeros to a zero sum. The block's rows are loaded
+// before any store: a store to s_d8 between them would order each row's
+// load after the last row's store, eight shared round trips one after
+// another where units share an SM.
 static __device__ __forceinline__ void forward_subst(const float *s_a8, float *s_d8, int blk, int j,
                                                      float (&d)[8]) {
-  float x[8];
+  float a[8][8], x[8];
+#pragma unroll
+  for (int i = 1; i < 8; ++i)
+    row8(s_a8, 8 * blk + i, a[i]);
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const float sum = row_dot8(s_a8, 8 * blk + i, x, i);
+    float sum = 0.f;
+#pragma unroll
+    for (int m = 0; m < i; ++m)
+      sum += a[i][m] * x[m];
     x[i] = i < j ? 0.f : (i == j ? 1.f : -sum);
     d[i] = round_f16(x[i]);
-    s_d8[(8 * blk + i) * 8 + j] = d[i];
   }
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    s_d8[(8 * blk + i) * 8 + j] = d[i];
 }
 
 // The merge of blocks 2p and 2p + 1 into a 16 x 16 block (the rung to 16),
@@ -569,9 +584,13 @@ static __device__ __forceinline__ void merge16(const float (&du)[8], const float
 #pragma unroll
   for (int i = 0; i < 8; ++i)
     z[i] = round_f16(row_dot8(s_c8, 8 * pair + i, du, 8));
+  float l[8]; // every sum before the first store, for the reason forward_subst gives
 #pragma unroll
   for (int i = 0; i < 8; ++i)
-    s_l8[(8 * pair + i) * 8 + j] = round_f16(0.f - row_dot8(s_d8, 16 * pair + 8 + i, z, 8));
+    l[i] = round_f16(0.f - row_dot8(s_d8, 16 * pair + 8 + i, z, 8));
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    s_l8[(8 * pair + i) * 8 + j] = l[i];
 }
 
 // D's registers as fp16 pairs, in the accumulator layout: pair i holds
@@ -660,19 +679,20 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
 template <bool LEAN>
 static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], float (&z)[32],
                                             u32 (&ca)[16], u32 sd, u32 sz, int wt, u32 bid) {
-  store_f16_pairs(da, sd, wt);
-  fence_proxy_async();
-  bar_sync(bid, 128);
-  if constexpr (LEAN) {
+  // C_b is read and masked before D's stores: A does not change during
+  // the ladder, and a read after the stores would wait behind them.
+  float c[LEAN ? 1 : 32]; // the full unit's fp32 A
+  if constexpr (LEAN)
     frag_load(afrag, ca, wt);
+  else
+    frag_load(afrag, c, wt);
+  if constexpr (LEAN) {
 #pragma unroll
     for (int r = 0; r < 32; r += 2) { // C_b out of C_16 and C_32
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
       ca[r >> 1] = (t >= 32 && s < 32) == (b == 32) ? ca[r >> 1] : 0u;
     }
   } else {
-    float c[32];
-    frag_load(afrag, c, wt);
 #pragma unroll
     for (int r = 0; r < 32; ++r) { // C_b: rows of block 2p+1, columns of block 2p
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
@@ -695,6 +715,9 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     ca[14] = pack_f16(c[28], c[29]);
     ca[15] = pack_f16(c[30], c[31]);
   }
+  store_f16_pairs(da, sd, wt);
+  fence_proxy_async();
+  bar_sync(bid, 128);
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
     #pragma unroll
@@ -728,7 +751,11 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
   for (int r = 0; r < 32; r += 2) // D_2b = fp16(D_b - M), pair by pair
     da[r >> 1] = pack_f16(f16_to_f32((u16)(da[r >> 1] & 0xFFFFu)) - z[r],
                           f16_to_f32((u16)(da[r >> 1] >> 16)) - z[r + 1]);
-  bar_sync(bid, 128); // every wgmma has read sd and sz before the next rung
+  // No barrier here. The next write of sd (the next rung's D, or the last
+  // D for W) comes after the barrier above, which every warp reaches once
+  // its Z product, the one reader of sd, is done; the next write of sz
+  // comes after the next rung's first barrier, which every warp reaches
+  // once its M product, the one reader of sz, is done.
 }
 
 // T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
@@ -969,13 +996,24 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   bar_sync(bid, 128); // q and k are read: their bytes now hold A, D and Z
   // One decay g_t * (1 / g_s) serves P and A. P is staged in k's bytes
   // (read by QK and KK) as it is formed, so its registers free up early.
-  if constexpr (LEAN) {
+  // No staging store comes between the decays' reads, since each would
+  // order every later read after it (the stores' asm clobbers memory): one
+  // round trip instead of one a pair. The full unit reads its factors
+  // first, in plain loads, so that repeated rows and columns merge.
+  if constexpr (LEAN) { // P packed, then staged, eight pairs at a time (for room)
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-      const float2 gi = ld_shared_v2_f32(sgi + 4u * s); // 1 / g_s, 1 / g_(s + 1)
-      const float r0 = s <= t ? s_g[t] * gi.x : 0.f, r1 = s + 1 <= t ? s_g[t] * gi.y : 0.f;
-      stage_pair(sk, t, s, qk[r] * r0, qk[r + 1] * r1);
+    for (int r0 = 0; r0 < 32; r0 += 16) {
+      u32 pp[8];
+#pragma unroll
+      for (int r = r0; r < r0 + 16; r += 2) {
+        const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+        const float2 gi = ld_shared_v2_f32(sgi + 4u * s); // 1 / g_s, 1 / g_(s + 1)
+        const float d0 = s <= t ? s_g[t] * gi.x : 0.f, d1 = s + 1 <= t ? s_g[t] * gi.y : 0.f;
+        pp[(r - r0) >> 1] = pack_bf16(qk[r] * d0, qk[r + 1] * d1);
+      }
+#pragma unroll
+      for (int r = r0; r < r0 + 16; r += 2)
+        stage_word(sk, acc64_row(wt, r), acc64_col(wt, r), pp[(r - r0) >> 1]);
     }
     asm volatile("" ::: "memory"); // the decays are loaded again below, not held beside kk
 #pragma unroll
@@ -987,13 +1025,22 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
       kk[r + 1] = s + 1 < t ? s_b[t] * (kk[r + 1] * r1) : 0.f;
     }
   } else {
+    float2 gis[16]; // of pair r / 2: 1 / g_s and 1 / g_(s + 1), g_t, beta_t
+    float gts[16], bts[16];
+#pragma unroll
+    for (int r = 0; r < 32; r += 2) {
+      gis[r >> 1] = *(const float2 *)(s_gi + acc64_col(wt, r));
+      gts[r >> 1] = s_g[acc64_row(wt, r)];
+      bts[r >> 1] = s_b[acc64_row(wt, r)];
+    }
 #pragma unroll
     for (int r = 0; r < 32; r += 2) {
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-      const float r0 = s <= t ? s_g[t] * s_gi[s] : 0.f, r1 = s + 1 <= t ? s_g[t] * s_gi[s + 1] : 0.f;
+      const float2 gi = gis[r >> 1];
+      const float r0 = s <= t ? gts[r >> 1] * gi.x : 0.f, r1 = s + 1 <= t ? gts[r >> 1] * gi.y : 0.f;
       stage_pair(sk, t, s, qk[r] * r0, qk[r + 1] * r1);
-      kk[r] = s < t ? s_b[t] * (kk[r] * r0) : 0.f; // A
-      kk[r + 1] = s + 1 < t ? s_b[t] * (kk[r + 1] * r1) : 0.f;
+      kk[r] = s < t ? bts[r >> 1] * (kk[r] * r0) : 0.f; // A
+      kk[r + 1] = s + 1 < t ? bts[r >> 1] * (kk[r + 1] * r1) : 0.f;
     }
   }
 #pragma unroll
