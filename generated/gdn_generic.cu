@@ -752,8 +752,8 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     da[r >> 1] = pack_f16(f16_to_f32((u16)(da[r >> 1] & 0xFFFFu)) - z[r],
                           f16_to_f32((u16)(da[r >> 1] >> 16)) - z[r + 1]);
   // No barrier here. The next write of sd (the next rung's D, or the last
-  // D for W) comes after the barrier above, which every warp reaches once
-  // its Z product, the one reader of sd, is done; the next write of sz
+  // D for W) comes after the barrier behind Z's stores, which every warp
+  // reaches once its Z product, the one reader of sd, is done; the next write of sz
   // comes after the next rung's first barrier, which every warp reaches
   // once its M product, the one reader of sz, is done.
 }
@@ -997,10 +997,10 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   // One decay g_t * (1 / g_s) serves P and A. P is staged in k's bytes
   // (read by QK and KK) as it is formed, so its registers free up early.
   // No staging store comes between the decays' reads, since each would
-  // order every later read after it (the stores' asm clobbers memory): one
-  // round trip instead of one a pair. The full unit reads its factors
-  // first, in plain loads, so that repeated rows and columns merge.
-  if constexpr (LEAN) { // P packed, then staged, eight pairs at a time (for room)
+  // order every later read after it (the stores' asm clobbers memory): a
+  // round trip or two instead of one a pair. The full unit reads its
+  // factors first, in plain loads, so that repeated rows and columns merge.
+  if constexpr (LEAN) { // eight pairs packed, then staged: sixteen at once spilled at 96 registers
 #pragma unroll
     for (int r0 = 0; r0 < 32; r0 += 16) {
       u32 pp[8];
