@@ -528,16 +528,21 @@ static __device__ __forceinline__ void row8(const float *src, int r, float (&x)[
   x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
 }
 
-// sum_{m < n} src[r][m] x[m] in fp32, in index order, from row r of an
-// [n][8] array in shared memory.
-static __device__ __forceinline__ float row_dot8(const float *src, int r, const float (&x)[8],
-                                                 int n) {
-  float a[8], sum = 0.f;
-  row8(src, r, a);
+// sum_{m < n} a[m] x[m] in fp32, in index order.
+static __device__ __forceinline__ float dot8(const float (&a)[8], const float (&x)[8], int n) {
+  float sum = 0.f;
 #pragma unroll
   for (int m = 0; m < n; ++m)
     sum += a[m] * x[m];
   return sum;
+}
+
+// The same sum from row r of an [n][8] array in shared memory.
+static __device__ __forceinline__ float row_dot8(const float *src, int r, const float (&x)[8],
+                                                 int n) {
+  float a[8];
+  row8(src, r, a);
+  return dot8(a, x, n);
 }
 
 // Column j of the inverse of one unit lower triangular 8 x 8 block of I + A
@@ -556,10 +561,7 @@ static __device__ __forceinline__ void forward_subst(const float *s_a8, float *s
     row8(s_a8, 8 * blk + i, a[i]);
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    float sum = 0.f;
-#pragma unroll
-    for (int m = 0; m < i; ++m)
-      sum += a[i][m] * x[m];
+    const float sum = dot8(a[i], x, i);
     x[i] = i < j ? 0.f : (i == j ? 1.f : -sum);
     d[i] = round_f16(x[i]);
   }
@@ -681,18 +683,16 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
                                             u32 (&ca)[16], u32 sd, u32 sz, int wt, u32 bid) {
   // C_b is read and masked before D's stores: A does not change during
   // the ladder, and a read after the stores would wait behind them.
-  float c[LEAN ? 1 : 32]; // the full unit's fp32 A
-  if constexpr (LEAN)
-    frag_load(afrag, ca, wt);
-  else
-    frag_load(afrag, c, wt);
   if constexpr (LEAN) {
+    frag_load(afrag, ca, wt);
 #pragma unroll
     for (int r = 0; r < 32; r += 2) { // C_b out of C_16 and C_32
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
       ca[r >> 1] = (t >= 32 && s < 32) == (b == 32) ? ca[r >> 1] : 0u;
     }
   } else {
+    float c[32];
+    frag_load(afrag, c, wt);
 #pragma unroll
     for (int r = 0; r < 32; ++r) { // C_b: rows of block 2p+1, columns of block 2p
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
