@@ -475,11 +475,31 @@ static __device__ __forceinline__ u64 trace_now() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-// Stage k of a prepare unit ends (thread 0; st is null for an untraced
-// unit): 0 alpha and beta staged, 1 g formed, 2 q and k arrived, 3 QK and
-// KK formed, 4 P stored and A staged, 5 the 8 x 8 inverses, 6-8 the rungs
-// to 16, 32 and 64; then the unit's end (W stored).
-#define TRACE_STEP(st, k) do { if (st) (st)[k] = trace_now(); } while (0)
+// Stage k of a prepare unit ends (thread 0 of a traced unit): 0 alpha and
+// beta staged, 1 g formed, 2 q and k arrived, 3 QK and KK formed, 4 P
+// stored and A staged, 5 the 8 x 8 inverses, 6-8 the rungs to 16, 32 and
+// 64; then the unit's end (W stored). The stamps' row is held as a pointer,
+// or in the lean unit as its index (-1: untraced), one register fewer, which
+// its trace build needs at 96 (the full unit in gdn_fused spills with the
+// index instead).
+template <bool LEAN> struct UnitStamps {
+  u64 *row;
+  __device__ __forceinline__ explicit UnitStamps(int i)
+      : row(i >= 0 ? gdn_trace_unit_step[i] : 0) {}
+  __device__ __forceinline__ void step(int k) const {
+    if (row)
+      row[k] = trace_now();
+  }
+};
+template <> struct UnitStamps<true> {
+  int i;
+  __device__ __forceinline__ explicit UnitStamps(int i_) : i(i_) {}
+  __device__ __forceinline__ void step(int k) const {
+    if (i >= 0)
+      gdn_trace_unit_step[i][k] = trace_now();
+  }
+};
+#define TRACE_STEP(st, k) (st).step(k)
 #define TRACE(...) __VA_ARGS__
 #else
 #define TRACE(...)
@@ -673,6 +693,48 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
   }
 }
 
+// Runs CALL with W, the thread's warp, a constant: an accumulator element's
+// 8 x 8 block depends on the warp and the register alone (generic.c checks
+// it), so that in each warp's copy the triangle's zero blocks, the diagonal
+// blocks and the blocks below them are known when compiling, and code runs
+// only where a warp holds a block that needs it. The lean unit uses it:
+// five units to an SM share its issue slots and shared-memory pipe.
+#define BY_WARP(wt, CALL)                                                                \
+  switch ((wt) >> 5) {                                                                  \
+  case 0: { constexpr int W = 0; CALL; } break;                                         \
+  case 1: { constexpr int W = 1; CALL; } break;                                         \
+  case 2: { constexpr int W = 2; CALL; } break;                                         \
+  default: { constexpr int W = 3; CALL; } break;                                        \
+  }
+
+// The 8 x 8 block (row block, column block) of register r in warp W.
+static __device__ __forceinline__ int row_block(int w, int r) {
+  return acc64_row(32 * w, r) >> 3;
+}
+static __device__ __forceinline__ int col_block(int r) { return acc64_col(0, r) >> 3; }
+
+// D16 into D's registers (fp16 pairs; the values are fp16 already, so packing
+// is exact): D8 on the diagonal blocks, L on the blocks below the even ones,
+// zero elsewhere; warp W's registers reach three such pairs of its sixteen.
+template <int W>
+static __device__ __forceinline__ void d16_regs(u32 (&da)[16], const float *s_d8,
+                                                const float *s_l8, int wt) {
+#pragma unroll
+  for (int r = 0; r < 32; r += 2) { // s and s + 1 share their 8-column block
+    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+    const int tb = row_block(W, r), sb = col_block(r);
+    if (tb == sb) {
+      const float2 v = *(const float2 *)(s_d8 + t * 8 + (s & 7));
+      da[r >> 1] = pack_f16(v.x, v.y);
+    } else if (sb % 2 == 0 && tb == sb + 1) {
+      const float2 v = *(const float2 *)(s_l8 + ((t >> 4) * 8 + (t & 7)) * 8 + (s & 7));
+      da[r >> 1] = pack_f16(v.x, v.y);
+    } else {
+      da[r >> 1] = 0u;
+    }
+  }
+}
+
 // One tensor-core rung of the ladder: Z = fp16(C_b D_b), M = D_b Z,
 // D_2b = fp16(D_b - M), D_b arriving and D_2b leaving in da (fp16 pairs).
 // A is at afrag in fragment order: fp32 values masked to C_b here, or
@@ -771,7 +833,7 @@ template <bool LEAN>
 static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const float *s_a8,
                                               float *s_d8, const float *s_c8, float *s_l8, u32 sd,
                                               u32 sz, u32 sp, u16 *p, u16 *w, int wt,
-                                              u32 bid TRACE(, u64 *st)) {
+                                              u32 bid TRACE(, const UnitStamps<LEAN> &st)) {
   float z[32];
   u32 ca[16], da[16];
   // Half the warpgroup inverts and merges (warp 0 blocks 0-3, warp 1
@@ -790,16 +852,15 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
   }
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 6);)
+  if constexpr (LEAN) {
+    BY_WARP(wt, d16_regs<W>(da, s_d8, s_l8, wt));
+  } else {
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) { // D16, fp16 values already: packing is exact
-    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    // s and s + 1 share their 8-column block: D8 on it, L below it
-    const bool diag = (t >> 3) == (s >> 3), low = (s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1;
-    const float *src = diag ? s_d8 + t * 8 + (s & 7) : s_l8 + ((t >> 4) * 8 + (t & 7)) * 8 + (s & 7);
-    if constexpr (LEAN) { // in bounds either way: no branch around the load
-      const float2 v = *(const float2 *)src;
-      da[r >> 1] = diag || low ? pack_f16(v.x, v.y) : 0u;
-    } else {
+    for (int r = 0; r < 32; r += 2) { // D16, fp16 values already: packing is exact
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      const bool diag = (t >> 3) == (s >> 3), low = (s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1;
+      const float *src =
+          diag ? s_d8 + t * 8 + (s & 7) : s_l8 + ((t >> 4) * 8 + (t & 7)) * 8 + (s & 7);
       const float2 v = diag || low ? *(const float2 *)src : make_float2(0.f, 0.f);
       da[r >> 1] = pack_f16(v.x, v.y);
     }
@@ -820,6 +881,98 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
   store_f16_pairs(da, sd, wt); // the last D; sd is free
   bar_sync(bid, 128);
   w_out(sd, s_b, w, wt);
+}
+
+// A's pair r, r + 1 from KK: beta_t (KK d), or 0 where s >= t.
+static __device__ __forceinline__ void a_pair(float (&kk)[32], int r, bool m0, bool m1, float b,
+                                              float d0, float d1) {
+  kk[r] = m0 ? b * (kk[r] * d0) : 0.f;
+  kk[r + 1] = m1 ? b * (kk[r + 1] * d1) : 0.f;
+}
+
+// The lean unit's P and A from QK and KK, warp W's registers (the full
+// unit's are in prepare_unit): the same decays, products and rounding, with
+// each warp's blocks known when compiling. Blocks above the diagonal read no
+// factor (P there is QK * 0, which keeps the product's sign, and A is 0),
+// blocks below it need no mask, and only the diagonal blocks and those
+// below the even ones go to s_a8 and s_c8. P is staged in k's bytes, two
+// column blocks at a time: each group's factors are read before its staging
+// stores, since a store (an asm statement that clobbers memory) orders every
+// later read after it, and larger groups spill at 96 registers. A follows in
+// a pass of its own that reads the factors again, for the same reason; it
+// leaves as fp16 pairs on C_16 and C_32 alone.
+template <int W>
+static __device__ __forceinline__ void lean_pa(const float (&qk)[32], float (&kk)[32],
+                                               const float *s_g, const float *s_b, u32 sgi,
+                                               u32 sk, float *s_a8, float *s_c8, u32 sa, int wt) {
+  const int top = row_block(W, 2); // the lower of the warp's two row blocks
+  float gt[2], bt[2];              // g_t and beta_t of the thread's two rows
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    gt[h] = s_g[acc64_row(wt, 2 * h)];
+    bt[h] = s_b[acc64_row(wt, 2 * h)];
+  }
+#pragma unroll
+  for (int j0 = 0; j0 < 8; j0 += 2) {
+    float2 gi[2]; // 1 / g_s and 1 / g_(s + 1) of column blocks j0 and j0 + 1
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      gi[i] = col_block(4 * (j0 + i)) <= top
+                  ? ld_shared_v2_f32(sgi + 4u * acc64_col(wt, 4 * (j0 + i)))
+                  : make_float2(0.f, 0.f);
+    u32 pp[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) { // pair q of the group: registers r, r + 1
+      const int r = 4 * j0 + 2 * q, h = q & 1;
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      const int tb = row_block(W, r), sb = col_block(r);
+      if (sb > tb) {
+        pp[q] = pack_bf16(qk[r] * 0.f, qk[r + 1] * 0.f);
+      } else {
+        const float d0 = gt[h] * gi[q >> 1].x, d1 = gt[h] * gi[q >> 1].y;
+        const bool full = sb < tb;
+        pp[q] = pack_bf16(qk[r] * (full || s <= t ? d0 : 0.f),
+                          qk[r + 1] * (full || s + 1 <= t ? d1 : 0.f));
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      stage_word(sk, acc64_row(wt, 4 * j0 + 2 * q), acc64_col(wt, 4 * j0 + 2 * q), pp[q]);
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    if (col_block(4 * j) > top)
+      continue;
+    const float2 gi = ld_shared_v2_f32(sgi + 4u * acc64_col(wt, 4 * j));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = 4 * j + 2 * h, t = acc64_row(wt, r), s = acc64_col(wt, r);
+      const bool full = col_block(r) < row_block(W, r);
+      if (col_block(r) <= row_block(W, r))
+        a_pair(kk, r, full || s < t, full || s + 1 < t, bt[h], gt[h] * gi.x, gt[h] * gi.y);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 32; ++r) // above the diagonal A is 0
+    if (col_block(r) > row_block(W, r))
+      kk[r] = 0.f;
+#pragma unroll
+  for (int r = 0; r < 32; ++r) {
+    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+    const int tb = row_block(W, r), sb = col_block(r);
+    if (tb == sb)
+      s_a8[t * 8 + (s & 7)] = kk[r];
+    else if (sb % 2 == 0 && tb == sb + 1) // C of the rung to 16
+      s_c8[((t >> 4) * 8 + (t & 7)) * 8 + (s & 7)] = round_f16(kk[r]);
+  }
+  u32 ap[16]; // fp16(A) on C_16 (rows of 16-blocks 1 and 3, columns of the block before
+#pragma unroll // each) and C_32 (rows 32-63, columns 0-31)
+  for (int r = 0; r < 32; r += 2) {
+    const int tb = row_block(W, r), sb = col_block(r); // s, s + 1: one block
+    const bool c16 = ((tb >> 1) & 1) && (sb >> 1) == (tb >> 1) - 1, c32 = tb >= 4 && sb < 4;
+    ap[r >> 1] = c16 || c32 ? pack_f16(kk[r], kk[r + 1]) : 0u;
+  }
+  frag_store(sa, ap, wt);
 }
 
 // What a prepare unit reads and writes; ws_f is null unless the scan runs
@@ -873,7 +1026,8 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   if (t0 >= eos)
     return; // a slot that no chunk uses
   TRACE(const u64 t_start = trace_now();
-        u64 *st = tid == 0 && slot * Ho + h < GDN_TRACE_UNITS ? gdn_trace_unit_step[slot * Ho + h] : 0;)
+        const int traced = tid == 0 && slot * Ho + h < GDN_TRACE_UNITS ? slot * Ho + h : -1;
+        const UnitStamps<LEAN> st(traced);)
   const int L = min(64, eos - t0);
   const int hq = h * a.Hq / Ho, hk = h * a.Hk / Ho;
   const u32 sq = base + 0u, sk = base + 16384u, bar = base + 39680u;
@@ -996,34 +1150,13 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   bar_sync(bid, 128); // q and k are read: their bytes now hold A, D and Z
   // One decay g_t * (1 / g_s) serves P and A. P is staged in k's bytes
   // (read by QK and KK) as it is formed, so its registers free up early.
-  // No staging store comes between the decays' reads, since each would
-  // order every later read after it (the stores' asm clobbers memory): a
-  // round trip or two instead of one a pair. The full unit reads its
-  // factors first, in plain loads, so that repeated rows and columns merge.
-  if constexpr (LEAN) { // eight pairs packed, then staged: sixteen at once spilled at 96 registers
-#pragma unroll
-    for (int r0 = 0; r0 < 32; r0 += 16) {
-      u32 pp[8];
-#pragma unroll
-      for (int r = r0; r < r0 + 16; r += 2) {
-        const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-        const float2 gi = ld_shared_v2_f32(sgi + 4u * s); // 1 / g_s, 1 / g_(s + 1)
-        const float d0 = s <= t ? s_g[t] * gi.x : 0.f, d1 = s + 1 <= t ? s_g[t] * gi.y : 0.f;
-        pp[(r - r0) >> 1] = pack_bf16(qk[r] * d0, qk[r + 1] * d1);
-      }
-#pragma unroll
-      for (int r = r0; r < r0 + 16; r += 2)
-        stage_word(sk, acc64_row(wt, r), acc64_col(wt, r), pp[(r - r0) >> 1]);
-    }
-    asm volatile("" ::: "memory"); // the decays are loaded again below, not held beside kk
-#pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-      const float2 gi = ld_shared_v2_f32(sgi + 4u * s);
-      const float r0 = s_g[t] * gi.x, r1 = s_g[t] * gi.y;
-      kk[r] = s < t ? s_b[t] * (kk[r] * r0) : 0.f; // A
-      kk[r + 1] = s + 1 < t ? s_b[t] * (kk[r + 1] * r1) : 0.f;
-    }
+  // The full unit reads its factors first, in plain loads, so that repeated
+  // rows and columns merge and no staging store orders a read after it; its
+  // time is its latency, which each warp's own copy (lean_pa) did not
+  // shorten where a unit has its SM or shares it with one other
+  // (docs/generic.md).
+  if constexpr (LEAN) {
+    BY_WARP(wt, lean_pa<W>(qk, kk, s_g, s_b, sgi, sk, s_a8, s_c8, sa, wt));
   } else {
     float2 gis[16]; // of pair r / 2: 1 / g_s and 1 / g_(s + 1), g_t, beta_t
     float gts[16], bts[16];
@@ -1042,25 +1175,14 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
       kk[r] = s < t ? bts[r >> 1] * (kk[r] * r0) : 0.f; // A
       kk[r + 1] = s + 1 < t ? bts[r >> 1] * (kk[r + 1] * r1) : 0.f;
     }
-  }
 #pragma unroll
-  for (int r = 0; r < 32; ++r) {
-    const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-    if ((t >> 3) == (s >> 3))
-      s_a8[t * 8 + (s & 7)] = kk[r];
-    else if ((s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1) // C of the rung to 16
-      s_c8[((t >> 4) * 8 + (t & 7)) * 8 + (s & 7)] = round_f16(kk[r]);
-  }
-  if constexpr (LEAN) { // fp16(A) on C_16 (rows of 16-blocks 1 and 3, columns of the
-    u32 ap[16];          // block before each) and C_32 (rows 32-63, columns 0-31)
-#pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      const int t = acc64_row(wt, r), s = acc64_col(wt, r); // s, s + 1: one block
-      const bool c16 = ((t >> 4) & 1) && (s >> 4) == (t >> 4) - 1, c32 = t >= 32 && s < 32;
-      ap[r >> 1] = c16 || c32 ? pack_f16(kk[r], kk[r + 1]) : 0u;
+    for (int r = 0; r < 32; ++r) {
+      const int t = acc64_row(wt, r), s = acc64_col(wt, r);
+      if ((t >> 3) == (s >> 3))
+        s_a8[t * 8 + (s & 7)] = kk[r];
+      else if ((s >> 3) % 2 == 0 && (t >> 3) == (s >> 3) + 1) // C of the rung to 16
+        s_c8[((t >> 4) * 8 + (t & 7)) * 8 + (s & 7)] = round_f16(kk[r]);
     }
-    frag_store(sa, ap, wt);
-  } else {
     frag_store(sa, kk, wt);
   }
   bar_sync(bid, 128);

@@ -242,6 +242,16 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
     for (int e = 0; e < 8 && rc == 0; e++)
       if (frag_acc_as_a(j, e) != 8 * j + e)
         rc = diag_fail(d, "generic: the ladder's D pairs are not the A operand's registers");
+  /* BY_WARP in the template compiles each warp's copy with its 8 x 8
+   * blocks known: an element's block must depend on the warp and the
+   * register alone, not on the lane. */
+  FragMap acc = frag_acc(64);
+  for (int t = 0; t < 128 && rc == 0; t++)
+    for (int r = 0; r < acc.regs && rc == 0; r++) {
+      Coord c = frag_eval(&acc, t, r), w = frag_eval(&acc, t & ~31, r), z = frag_eval(&acc, 0, r);
+      if (c.row >> 3 != w.row >> 3 || c.col >> 3 != z.col >> 3)
+        rc = diag_fail(d, "generic: an accumulator element's 8 x 8 block depends on its lane");
+    }
   if (rc == 0) {
     to_a(p, &sl, "C_TO_A", 2, "c", "ca", 4, DT_F16);
     static const char *const tmpl[] = {"gdn_prepare.cu.in"};
