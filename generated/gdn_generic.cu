@@ -698,7 +698,10 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
 // it), so that in each warp's copy the triangle's zero blocks, the diagonal
 // blocks and the blocks below them are known when compiling, and code runs
 // only where a warp holds a block that needs it. The lean unit uses it:
-// five units to an SM share its issue slots and shared-memory pipe.
+// five units to an SM share its issue slots and shared-memory pipe. CALL
+// holds no named barrier and no wgmma: those are .aligned, one and the same
+// instruction in every thread of the CTA or warpgroup, which four copies
+// would break.
 #define BY_WARP(wt, CALL)                                                                \
   switch ((wt) >> 5) {                                                                  \
   case 0: { constexpr int W = 0; CALL; } break;                                         \
