@@ -855,6 +855,9 @@ static __device__ __forceinline__ void ladder(u32 afrag, const float *s_b, const
   }
   bar_sync(bid, 128);
   TRACE(TRACE_STEP(st, 6);)
+  // The full unit keeps its own loops here and for A's blocks below: one
+  // body for both forms (the block from the lane where W is unknown) changed
+  // the full unit's machine code, and that code was not measured.
   if constexpr (LEAN) {
     BY_WARP(wt, d16_regs<W>(da, s_d8, s_l8, wt));
   } else {
