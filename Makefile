@@ -11,7 +11,8 @@ B       := build
 GEN_SRC := $(wildcard generator/*.c)
 GEN_HDR := generator/gdngen.h
 RULES   := generator/target.c generator/smem.c generator/tma.c generator/util.c
-REF_SRC := tests/ref/numeric.c tests/ref/recurrence.c tests/ref/staged.c tests/ref/segments.c
+REF_SRC := tests/ref/numeric.c tests/ref/recurrence.c tests/ref/staged.c tests/ref/segments.c \
+           tests/ref/wu.c
 CUDA_INC := -I$(CUDA)/include
 CUDA_LIB := -L$(CUDA)/lib64/stubs -lcuda
 

@@ -9,8 +9,10 @@
  * forms each chunk's K S^T from the previous chunk's values, so that the
  * state update leaves the chain; the segment form ("Segments";
  * ref_staged_segments) scans a sequence as 2 or 4 segments side by side,
- * with its zero-start outputs kept in fp32 or rounded to bf16 ("seg4 bf16").
- * This program runs them all on one
+ * with its zero-start outputs kept in fp32 or rounded to bf16 ("seg4 bf16");
+ * the w/u form ("The w/u form"; ref_staged_wu) forms each chunk's U by one
+ * product with the state operand, from operands w and u that do not depend
+ * on it. This program runs them all on one
  * sequence drawn as the benchmark draws its inputs and prints their errors
  * against the fp64 recurrence and the other forms' against the staged
  * reference.
@@ -60,10 +62,10 @@ int main(int argc, char **argv) {
   ref_rng rng = ref_rng_seed(0x5eedu + (uint64_t)T);
   ref_problem_owned *po = ref_problem_random(&rng, &T, 1, H, H, H, flags);
   size_t no = (size_t)T * H * REF_D, ns = (size_t)H * REF_D * REF_D;
-  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead,
-                                     segments2, segments4, segments4_bf16};
-  static const char *const names[] = {"fp64",  "staged", "folded",
-                                      "ahead", "seg2",   "seg4", "seg4 bf16"};
+  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead, segments2,
+                                     segments4,  segments4_bf16,    ref_staged_wu};
+  static const char *const names[] = {"fp64", "staged", "folded",    "ahead",
+                                      "seg2", "seg4",   "seg4 bf16", "w/u"};
   enum { NF = 1 + sizeof forms / sizeof forms[0] };
   double *o[NF], *s[NF]; /* fp64, then the forms */
   for (int i = 0; i < NF; i++)

@@ -181,10 +181,49 @@ void ref_chunk_scan_f32(float *S, const ref_chunk_in *in, const ref_chunk_prep *
  * the references' stand-in for one tensor-core accumulation. */
 float ref_dot_f32(float acc, const float *x, const float *y, int n);
 
+/* The steps of the scan that the other staged forms share with it, for one
+ * chunk and one state row v at a time. */
+
+/* One chunk as the scan reads it, P and W widened from their bf16 bits. */
+typedef struct ref_scan_chunk {
+  const ref_chunk_in *in;
+  const float *g;              /* [64] prep->g                             */
+  float gL;                    /* g of the last valid token                */
+  float scale;
+  float P[REF_C][REF_C];
+  float W[REF_C][REF_C];
+} ref_scan_chunk;
+
+void ref_scan_chunk_init(ref_scan_chunk *c, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                         float scale);
+/* Step 5 before its rounding, rows t < L: out[t] = scale * (g_t op[t] +
+ * P[t] . bf16(u)), from OP's column op and U's fp32 column u (all [64]). */
+void ref_scan_output_sums(const ref_scan_chunk *c, const float *op, const float *u,
+                          float *out);
+/* Step 6: Ud's column ud [64] (bf16 values) from U's fp32 column u [64],
+ * then the state row Srow [128] advanced past the chunk. */
+void ref_scan_advance(float *Srow, const ref_scan_chunk *c, const float *u, float *ud);
+
 /* The whole problem, chunk by chunk. o: [T, Ho, 128] bf16 bits;
  * final_state: [N, Ho, 128, 128] fp32 or NULL.
  * Returns 0, or -1 for an invalid problem or when memory runs out. */
 int ref_staged(const ref_problem *p, uint16_t *o, float *final_state);
+
+/* What the look-ahead form below carries from one chunk of a sequence to
+ * the next; staged.c keeps its fields. */
+typedef struct ref_ahead ref_ahead;
+
+/* One chunk in some staged form, as ref_chunk_scan: returns 0, or -1 when
+ * memory runs out. ahead: the look-ahead form's carry, which the driver
+ * empties at every sequence's start (the other forms ignore it). */
+typedef int (*ref_chunk_scan_fn)(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                                 float scale, uint16_t o[REF_C][REF_D], ref_ahead *ahead);
+
+/* The driver of ref_staged and of the staged forms that change only the
+ * scan: every sequence and output head, chunk by chunk through `scan`.
+ * Arguments and result as ref_staged's. */
+int ref_staged_run(const ref_problem *p, ref_chunk_scan_fn scan, uint16_t *o,
+                   float *final_state);
 
 /* The same with the folded update of numerics.md ("The folded update"):
  * the outputs as ref_chunk_scan forms them, the state advanced by
@@ -198,6 +237,14 @@ int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state);
  * previous chunk's state operand, Ud and K instead of from its own state
  * operand. Returns 0, or -1 for an invalid problem or when memory runs out. */
 int ref_staged_ahead(const ref_problem *p, uint16_t *o, float *final_state);
+
+/* ---- wu.c: the w/u form ------------------------------------------------- */
+
+/* The same with the w/u form of numerics.md ("The w/u form"): U formed as
+ * u - w Sb^T, from w = bf16(bf16(W diag(g)) K) and u = W V in fp32, which
+ * depend on W, K, V and g only, instead of through KS and X (steps 3-4).
+ * Returns 0, or -1 for an invalid problem or when memory runs out. */
+int ref_staged_wu(const ref_problem *p, uint16_t *o, float *final_state);
 
 /* ---- segments.c: the segment form --------------------------------------- */
 

@@ -186,16 +186,6 @@ void ref_chunk_prepare(const ref_chunk_in *in, ref_chunk_prep *out) {
 
 /* ---- scan and output ----------------------------------------------------- */
 
-/* What the scan reads of one chunk, P and W widened from their bf16 bits. */
-typedef struct scan_chunk {
-  const ref_chunk_in *in;
-  const float *g;              /* [64] */
-  float gL;                    /* g of the last valid token                */
-  float scale;
-  float P[REF_C][REF_C];
-  float W[REF_C][REF_C];
-} scan_chunk;
-
 /* Row v of the state and column v of V, KS, X, U and o only ever meet each
  * other (the value dimension is never summed over), so the scan runs one v
  * at a time; each sum below is the same sum, in the same order, as in the
@@ -218,7 +208,7 @@ static void project_state(const float *sb /* [128] */, const ref_chunk_in *in,
 
 /* Step 4: X[s][v] = bf16(V[s][v] - g_s * KS[s][v]);  U[t][v] = W[t] . X[:, v],
  * the product g_s * KS rounded to fp32 before the subtraction (no FMA). */
-static void correct_values(const scan_chunk *c, int v, const float *ks,
+static void correct_values(const ref_scan_chunk *c, int v, const float *ks,
                            float *u /* [64] */) {
   float x[REF_C];
   for (int s = 0; s < REF_C; s++)
@@ -229,8 +219,8 @@ static void correct_values(const scan_chunk *c, int v, const float *ks,
 
 /* Step 5 before its rounding: scale * (g_t OP[t][v] + P[t] . Ub[:, v]), the
  * accumulator starting at g_t OP, for t < L only. */
-static void output_sums(const scan_chunk *c, const float *op, const float *u,
-                        float *out /* [64] */) {
+void ref_scan_output_sums(const ref_scan_chunk *c, const float *op, const float *u,
+                          float *out /* [64] */) {
   float ub[REF_C];
   for (int s = 0; s < REF_C; s++)
     ub[s] = ref_round_bf16(u[s]);
@@ -239,13 +229,13 @@ static void output_sums(const scan_chunk *c, const float *op, const float *u,
 }
 
 /* Step 6, first half: Ud[t][v] = bf16(U[t][v] * (g_L / g_t)) from the fp32 U. */
-static void decayed_values(const scan_chunk *c, const float *u, float *ud /* [64] */) {
+static void decayed_values(const ref_scan_chunk *c, const float *u, float *ud /* [64] */) {
   for (int t = 0; t < REF_C; t++)
     ud[t] = ref_round_bf16(u[t] * (c->gL / c->g[t]));
 }
 
 /* Step 6: S[v][k] = g_L S[v][k] + sum_t Ud[t][v] K[t][k], accumulator at g_L S. */
-static void advance_state(float *Srow /* [128] */, const scan_chunk *c,
+static void advance_state(float *Srow /* [128] */, const ref_scan_chunk *c,
                           const float *ud /* [64] */) {
   for (int k = 0; k < REF_D; k++) {
     float acc = c->gL * Srow[k];
@@ -255,9 +245,15 @@ static void advance_state(float *Srow /* [128] */, const scan_chunk *c,
   }
 }
 
-static void scan_chunk_init(scan_chunk *c, const ref_chunk_in *in, const ref_chunk_prep *prep,
-                            float scale) {
-  *c = (scan_chunk){.in = in, .g = prep->g, .gL = prep->g[in->L - 1], .scale = scale};
+/* Step 6 whole: Ud, then the state row from it. */
+void ref_scan_advance(float *Srow, const ref_scan_chunk *c, const float *u, float *ud) {
+  decayed_values(c, u, ud);
+  advance_state(Srow, c, ud);
+}
+
+void ref_scan_chunk_init(ref_scan_chunk *c, const ref_chunk_in *in, const ref_chunk_prep *prep,
+                         float scale) {
+  *c = (ref_scan_chunk){.in = in, .g = prep->g, .gL = prep->g[in->L - 1], .scale = scale};
   for (int t = 0; t < REF_C; t++)
     for (int s = 0; s < REF_C; s++) {
       c->P[t][s] = ref_bf16_to_f32(prep->P[t][s]);
@@ -268,17 +264,17 @@ static void scan_chunk_init(scan_chunk *c, const ref_chunk_in *in, const ref_chu
 /* Steps 1-5 for state row v: its operand sb, U's column u and o's column
  * before step 5's rounding (rows t < L); KS from ks_ahead where the
  * look-ahead formed it, else step 3's. */
-static void row_sums(const scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
+static void row_sums(const ref_scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
                      float *sb /* [128] */, float *u /* [64] */, float *out /* [64] */) {
   float op[REF_C], ks[REF_C];
   state_operand(Srow, sb);
   project_state(sb, c->in, op, ks);
   correct_values(c, v, ks_ahead ? ks_ahead : ks, u);
-  output_sums(c, op, u, out);
+  ref_scan_output_sums(c, op, u, out);
 }
 
 /* The same with step 5's rounding: o[t][v] = bf16 of the sums. */
-static void row_outputs(const scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
+static void row_outputs(const ref_scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
                         float *sb /* [128] */, float *u /* [64] */, uint16_t o[REF_C][REF_D]) {
   float out[REF_C];
   row_sums(c, v, Srow, ks_ahead, sb, u, out);
@@ -288,15 +284,14 @@ static void row_outputs(const scan_chunk *c, int v, const float *Srow, const flo
 
 void ref_chunk_scan_f32(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
                         float scale, float o[REF_C][REF_D]) {
-  scan_chunk c;
-  scan_chunk_init(&c, in, prep, scale);
+  ref_scan_chunk c;
+  ref_scan_chunk_init(&c, in, prep, scale);
   for (int v = 0; v < REF_D; v++) {
     float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C], ud[REF_C], out[REF_C];
     row_sums(&c, v, Srow, NULL, sb, u, out);
     for (int t = 0; t < in->L; t++)
       o[t][v] = out[t];
-    decayed_values(&c, u, ud);
-    advance_state(Srow, &c, ud);
+    ref_scan_advance(Srow, &c, u, ud);
   }
 }
 
@@ -322,7 +317,7 @@ typedef struct fold_scratch {
 /* F1-F2: Rb[s][k] = bf16(sum_t Wd[t][s] K[t][k]) with Wd[t][s] =
  * bf16(W[t][s] * (g_L / g_t)); Kg[s][a] = bf16(g_s K[s][a]);
  * Mp[a][k] = bf16(sum_s Kg[s][a] Rb[s][k]). */
-static void fold_operator(const scan_chunk *c, fold_scratch *f) {
+static void fold_operator(const ref_scan_chunk *c, fold_scratch *f) {
   float(*Rb)[REF_D] = f->Rb, (*Kg)[REF_D] = f->Kg, (*Mp)[REF_D] = f->Mp;
   for (int s = 0; s < REF_C; s++)
     for (int k = 0; k < REF_D; k++) {
@@ -344,7 +339,7 @@ static void fold_operator(const scan_chunk *c, fold_scratch *f) {
 /* F3-F4: Yd[t][v] = bf16((sum_s W[t][s] V[s][v]) * (g_L / g_t));
  * S[v][k] = g_L S[v][k] - sum_a Sb[v][a] Mp[a][k] + sum_t Yd[t][v] K[t][k],
  * the accumulator starting at g_L S, the Mp terms first. */
-static void advance_state_folded(float *Srow, const float *sb, const scan_chunk *c, int v,
+static void advance_state_folded(float *Srow, const float *sb, const ref_scan_chunk *c, int v,
                                  const float Mp[REF_D][REF_D]) {
   float yd[REF_C];
   for (int t = 0; t < REF_C; t++) {
@@ -368,8 +363,8 @@ int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep
   fold_scratch *f = malloc(sizeof *f);
   if (!f)
     return -1;
-  scan_chunk c;
-  scan_chunk_init(&c, in, prep, scale);
+  ref_scan_chunk c;
+  ref_scan_chunk_init(&c, in, prep, scale);
   fold_operator(&c, f);
   for (int v = 0; v < REF_D; v++) {
     float *Srow = S + (size_t)v * REF_D, sb[REF_D], u[REF_C];
@@ -385,13 +380,13 @@ int ref_chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_prep
 /* What chunk c of a sequence leaves for chunk c + 1's KS: Sb of the state
  * that entered chunk c, chunk c's Ud, K and g_L. `have` is 0 at a
  * sequence's first chunk, whose KS is step 3's. */
-typedef struct ref_ahead {
+struct ref_ahead {
   int have;
   float gL;
   float sb[REF_D][REF_D]; /* [v][k] */
   float ud[REF_D][REF_C]; /* [v][t] */
   float k[REF_C][REF_D];
-} ref_ahead;
+};
 
 /* A1: B[s][t] = bf16(K_c[s] . K_{c+1}[t]). */
 static void key_overlap(const ref_ahead *a, const ref_chunk_in *in, float B[REF_C][REF_C]) {
@@ -419,8 +414,8 @@ static int chunk_scan_ahead(float *S, const ref_chunk_in *in, const ref_chunk_pr
   float(*B)[REF_C] = malloc(sizeof(float[REF_C][REF_C]));
   if (!B)
     return -1;
-  scan_chunk c;
-  scan_chunk_init(&c, in, prep, scale);
+  ref_scan_chunk c;
+  ref_scan_chunk_init(&c, in, prep, scale);
   if (a->have)
     key_overlap(a, in, B);
   for (int v = 0; v < REF_D; v++) {
@@ -428,9 +423,8 @@ static int chunk_scan_ahead(float *S, const ref_chunk_in *in, const ref_chunk_pr
     if (a->have)
       project_ahead(a, (const float(*)[REF_C])B, in, v, ks);
     row_outputs(&c, v, Srow, a->have ? ks : NULL, sb, u, o);
-    decayed_values(&c, u, a->ud[v]);
     memcpy(a->sb[v], sb, sizeof sb);
-    advance_state(Srow, &c, a->ud[v]);
+    ref_scan_advance(Srow, &c, u, a->ud[v]);
   }
   memcpy(a->k, in->k, sizeof a->k);
   a->gL = c.gL, a->have = 1;
@@ -448,14 +442,7 @@ typedef struct staged_scratch {
   ref_ahead ahead;
 } staged_scratch;
 
-/* Sequence n on output head h, chunk after chunk, from its own initial
- * state to its own final state; o rows go back to their packed tokens.
- * `ahead`: what the look-ahead form carries from chunk to chunk (unused by
- * the other forms). */
-typedef int (*chunk_scan_fn)(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
-                             float scale, uint16_t o[REF_C][REF_D], ref_ahead *ahead);
-
-/* ref_chunk_scan in that form: it cannot fail. */
+/* ref_chunk_scan as a ref_chunk_scan_fn: it cannot fail. */
 static int chunk_scan(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep, float scale,
                       uint16_t o[REF_C][REF_D], ref_ahead *ahead) {
   (void)ahead;
@@ -469,8 +456,10 @@ static int chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_p
   return ref_chunk_scan_folded(S, in, prep, scale, o);
 }
 
+/* Sequence n on output head h, chunk after chunk, from its own initial
+ * state to its own final state; o rows go back to their packed tokens. */
 static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
-                        chunk_scan_fn scan, uint16_t *o /* [T, Ho, 128] */,
+                        ref_chunk_scan_fn scan, uint16_t *o /* [T, Ho, 128] */,
                         float *final_state /* [N, Ho, 128, 128] or NULL */) {
   int Ho = ref_out_heads(p->Hq, p->Hv);
   size_t slot = ((size_t)n * Ho + h) * REF_D * REF_D;
@@ -490,8 +479,8 @@ static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
   return 0;
 }
 
-static int run_problem(const ref_problem *p, chunk_scan_fn scan, uint16_t *o,
-                       float *final_state) {
+int ref_staged_run(const ref_problem *p, ref_chunk_scan_fn scan, uint16_t *o,
+                   float *final_state) {
   if (ref_problem_check(p))
     return -1;
   staged_scratch *w = malloc(sizeof *w);
@@ -506,13 +495,13 @@ static int run_problem(const ref_problem *p, chunk_scan_fn scan, uint16_t *o,
 }
 
 int ref_staged(const ref_problem *p, uint16_t *o, float *final_state) {
-  return run_problem(p, chunk_scan, o, final_state);
+  return ref_staged_run(p, chunk_scan, o, final_state);
 }
 
 int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state) {
-  return run_problem(p, chunk_scan_folded, o, final_state);
+  return ref_staged_run(p, chunk_scan_folded, o, final_state);
 }
 
 int ref_staged_ahead(const ref_problem *p, uint16_t *o, float *final_state) {
-  return run_problem(p, chunk_scan_ahead, o, final_state);
+  return ref_staged_run(p, chunk_scan_ahead, o, final_state);
 }
