@@ -285,31 +285,51 @@ typedef struct errors {
 
 typedef int (*staged_fn)(const ref_problem *p, uint16_t *o, float *final_state);
 
+/* A problem's outputs: o [T, Ho, 128] and the final states, as a staged
+ * form writes them (bf16 o, fp32 state; absent for the recurrence) and
+ * widened to fp64. */
+typedef struct outputs {
+  size_t no, ns;
+  uint16_t *o;
+  float *s;
+  double *o64, *s64;
+} outputs;
+
+static outputs outputs_alloc(const ref_problem *p) {
+  int Ho = ref_out_heads(p->Hq, p->Hv);
+  outputs x = {.no = (size_t)p->T * Ho * REF_D, .ns = (size_t)p->N * Ho * REF_D * REF_D};
+  x.o = malloc(sizeof(uint16_t) * x.no), x.s = malloc(sizeof(float) * x.ns);
+  x.o64 = malloc(sizeof(double) * x.no), x.s64 = malloc(sizeof(double) * x.ns);
+  return x;
+}
+
+static void outputs_free(outputs *x) {
+  free(x->o), free(x->s), free(x->o64), free(x->s64);
+}
+
+/* A staged form's outputs on p. */
+static outputs staged_outputs(const ref_problem *p, staged_fn staged) {
+  outputs x = outputs_alloc(p);
+  assert_int_equal(staged(p, x.o, x.s), 0);
+  ref_bf16_to_f64_array(x.o, x.o64, x.no);
+  ref_f32_to_f64_array(x.s, x.s64, x.ns);
+  return x;
+}
+
+/* rel-RMS of x's o and final state against ref's. */
+static errors errors_against(const outputs *x, const outputs *ref) {
+  return (errors){ref_rel_rms(x->o64, ref->o64, x->no), ref_rel_rms(x->s64, ref->s64, x->ns)};
+}
+
 /* Both references on one problem; rel-RMS of the staged o (bf16) and final
  * state (fp32) against the fp64 recurrence. */
 static errors staged_form_vs_ideal(const ref_problem *p, staged_fn staged) {
-  int Ho = ref_out_heads(p->Hq, p->Hv);
-  size_t no = (size_t)p->T * Ho * REF_D, ns = (size_t)p->N * Ho * REF_D * REF_D;
-  double *o_ref = malloc(sizeof(double) * no);
-  double *s_ref = malloc(sizeof(double) * ns);
-  double *o_wide = malloc(sizeof(double) * no);
-  double *s_wide = malloc(sizeof(double) * ns);
-  uint16_t *o = malloc(sizeof(uint16_t) * no);
-  float *s = malloc(sizeof(float) * ns);
-  assert_int_equal(ref_recurrence(p, o_ref, s_ref), 0);
-  assert_int_equal(staged(p, o, s), 0);
-  ref_bf16_to_f64_array(o, o_wide, no);
-  ref_f32_to_f64_array(s, s_wide, ns);
-  errors e = {ref_rel_rms(o_wide, o_ref, no), ref_rel_rms(s_wide, s_ref, ns)};
-  free(o_ref);
-  free(s_ref);
-  free(o_wide);
-  free(s_wide);
-  free(o);
-  free(s);
+  outputs ref = outputs_alloc(p), x = staged_outputs(p, staged);
+  assert_int_equal(ref_recurrence(p, ref.o64, ref.s64), 0);
+  errors e = errors_against(&x, &ref);
+  outputs_free(&ref), outputs_free(&x);
   return e;
 }
-
 
 typedef struct accuracy_case {
   const char *name;
@@ -335,14 +355,10 @@ static const accuracy_case accuracy_cases[] = {
  * first chunk's outputs the same way. */
 static void check_first_chunk_equal(const ref_problem *p, staged_fn other) {
   int Ho = ref_out_heads(p->Hq, p->Hv);
-  size_t no = (size_t)p->T * Ho * REF_D, ns = (size_t)p->N * Ho * REF_D * REF_D;
-  uint16_t *a = malloc(no * 2), *b = malloc(no * 2);
-  float *sa = malloc(ns * 4), *sb = malloc(ns * 4);
-  assert_int_equal(ref_staged(p, a, sa), 0);
-  assert_int_equal(other(p, b, sb), 0);
+  outputs a = staged_outputs(p, ref_staged), b = staged_outputs(p, other);
   int64_t first = p->cu_seqlens[1] < REF_C ? p->cu_seqlens[1] : REF_C;
-  assert_memory_equal(a, b, (size_t)first * Ho * REF_D * 2);
-  free(a), free(b), free(sa), free(sb);
+  assert_memory_equal(a.o, b.o, (size_t)first * Ho * REF_D * 2);
+  outputs_free(&a), outputs_free(&b);
 }
 
 /* Which first chunks a staged form forms as the staged reference does, bit
@@ -398,19 +414,11 @@ static void test_wu_within_ideal_bound(void **unused) {
 /* rel-RMS of another staged form's o and final state against the staged
  * reference's; *same: whether both are the staged reference's bit for bit. */
 static errors staged_form_vs_staged(const ref_problem *p, staged_fn other, int *same) {
-  int Ho = ref_out_heads(p->Hq, p->Hv);
-  size_t no = (size_t)p->T * Ho * REF_D, ns = (size_t)p->N * Ho * REF_D * REF_D;
-  uint16_t *a = malloc(no * 2), *b = malloc(no * 2);
-  float *sa = malloc(ns * 4), *sb = malloc(ns * 4);
-  double *a64 = malloc(no * 8), *b64 = malloc(no * 8);
-  double *sa64 = malloc(ns * 8), *sb64 = malloc(ns * 8);
-  assert_int_equal(ref_staged(p, a, sa), 0);
-  assert_int_equal(other(p, b, sb), 0);
-  *same = !memcmp(a, b, no * 2) && !memcmp(sa, sb, ns * 4);
-  ref_bf16_to_f64_array(a, a64, no), ref_bf16_to_f64_array(b, b64, no);
-  ref_f32_to_f64_array(sa, sa64, ns), ref_f32_to_f64_array(sb, sb64, ns);
-  errors e = {ref_rel_rms(b64, a64, no), ref_rel_rms(sb64, sa64, ns)};
-  free(a), free(b), free(sa), free(sb), free(a64), free(b64), free(sa64), free(sb64);
+  outputs ref = staged_outputs(p, ref_staged), x = staged_outputs(p, other);
+  *same = !memcmp(ref.o, x.o, sizeof(uint16_t) * ref.no) &&
+          !memcmp(ref.s, x.s, sizeof(float) * ref.ns);
+  errors e = errors_against(&x, &ref);
+  outputs_free(&ref), outputs_free(&x);
   return e;
 }
 

@@ -196,6 +196,10 @@ typedef struct ref_scan_chunk {
 
 void ref_scan_chunk_init(ref_scan_chunk *c, const ref_chunk_in *in, const ref_chunk_prep *prep,
                          float scale);
+/* Step 1: Sb = bf16(S), state row Srow [128] into sb [128]. */
+void ref_scan_state_operand(const float *Srow, float *sb);
+/* Step 2: OP[t][v] = Q[t] . Sb[v], from row v's operand sb [128] into op [64]. */
+void ref_scan_prior_output(const float *sb, const ref_chunk_in *in, float *op);
 /* Step 5 before its rounding, rows t < L: out[t] = scale * (g_t op[t] +
  * P[t] . bf16(u)), from OP's column op and U's fp32 column u (all [64]). */
 void ref_scan_output_sums(const ref_scan_chunk *c, const float *op, const float *u,

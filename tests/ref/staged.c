@@ -191,19 +191,23 @@ void ref_chunk_prepare(const ref_chunk_in *in, ref_chunk_prep *out) {
  * at a time; each sum below is the same sum, in the same order, as in the
  * matrix form of numerics.md. */
 
-/* Step 1: Sb = bf16(S), row v. */
-static void state_operand(const float *Srow /* [128] */, float *sb /* [128] */) {
+void ref_scan_state_operand(const float *Srow /* [128] */, float *sb /* [128] */) {
   for (int k = 0; k < REF_D; k++)
     sb[k] = ref_round_bf16(Srow[k]);
+}
+
+void ref_scan_prior_output(const float *sb /* [128] */, const ref_chunk_in *in,
+                           float *op /* [64] */) {
+  for (int t = 0; t < REF_C; t++)
+    op[t] = ref_dot_f32(0.0f, in->q[t], sb, REF_D);
 }
 
 /* Steps 2-3: OP[t][v] = Q[t] . Sb[v];  KS[t][v] = K[t] . Sb[v]. */
 static void project_state(const float *sb /* [128] */, const ref_chunk_in *in,
                           float *op /* [64] */, float *ks /* [64] */) {
-  for (int t = 0; t < REF_C; t++) {
-    op[t] = ref_dot_f32(0.0f, in->q[t], sb, REF_D);
+  ref_scan_prior_output(sb, in, op);
+  for (int t = 0; t < REF_C; t++)
     ks[t] = ref_dot_f32(0.0f, in->k[t], sb, REF_D);
-  }
 }
 
 /* Step 4: X[s][v] = bf16(V[s][v] - g_s * KS[s][v]);  U[t][v] = W[t] . X[:, v],
@@ -267,7 +271,7 @@ void ref_scan_chunk_init(ref_scan_chunk *c, const ref_chunk_in *in, const ref_ch
 static void row_sums(const ref_scan_chunk *c, int v, const float *Srow, const float *ks_ahead,
                      float *sb /* [128] */, float *u /* [64] */, float *out /* [64] */) {
   float op[REF_C], ks[REF_C];
-  state_operand(Srow, sb);
+  ref_scan_state_operand(Srow, sb);
   project_state(sb, c->in, op, ks);
   correct_values(c, v, ks_ahead ? ks_ahead : ks, u);
   ref_scan_output_sums(c, op, u, out);

@@ -51,12 +51,10 @@ static void form_operands(const ref_scan_chunk *c, wu_operands *w) {
 static void row_wu(float *Srow /* [128] */, const ref_scan_chunk *c, const wu_operands *w,
                    int v, uint16_t o[REF_C][REF_D]) {
   float sb[REF_D], op[REF_C], U[REF_C], out[REF_C], ud[REF_C];
-  for (int k = 0; k < REF_D; k++)
-    sb[k] = ref_round_bf16(Srow[k]);
-  for (int t = 0; t < REF_C; t++) {
-    op[t] = ref_dot_f32(0.0f, c->in->q[t], sb, REF_D);
+  ref_scan_state_operand(Srow, sb);
+  ref_scan_prior_output(sb, c->in, op);
+  for (int t = 0; t < REF_C; t++)
     U[t] = ref_dot_f32(w->u[v][t], w->wn[t], sb, REF_D);
-  }
   ref_scan_output_sums(c, op, U, out);
   for (int t = 0; t < c->in->L; t++)
     o[t][v] = ref_bf16(out[t]);
