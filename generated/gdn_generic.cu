@@ -761,7 +761,7 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
 #pragma unroll
     for (int r = 0; r < 32; ++r) { // C_b: rows of block 2p+1, columns of block 2p
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
-      c[r] = ((t / b) & 1) && s / b == t / b - 1 ? c[r] : 0.f;
+      c[r] = ((((t) / (b)) & 1) && (s) / (b) == (t) / (b) - 1) ? c[r] : 0.f;
     }
     ca[0] = pack_f16(c[0], c[1]);
     ca[1] = pack_f16(c[2], c[3]);
@@ -783,6 +783,11 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
   store_f16_pairs(da, sd, wt);
   fence_proxy_async();
   bar_sync(bid, 128);
+  // The full unit issues only the k-steps where C_b is not zero (generic.c,
+  // rung_ksteps): the others add exact zeros. The lean unit issues them
+  // all: its products over those k-steps alone made ptxas insert a
+  // warpgroup.arrive (C7519) at its 96 registers.
+  if constexpr (LEAN) {
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
     #pragma unroll
@@ -794,11 +799,33 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     wgmma_m64n64k16_rs_f16_rm(z, ca[12], ca[13], ca[14], ca[15], gdn_desc(sd + 6144u, 0x4000004002000000ull), 1);
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  } else if (b == 16) {
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+    for (int i_ = 0; i_ < 4; ++i_) fence_operand(ca[i_]);
+    for (int i_ = 8; i_ < 12; ++i_) fence_operand(ca[i_]);
+    wgmma_fence();
+    wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc(sd + 0u, 0x4000004002000000ull), 0);
+    wgmma_m64n64k16_rs_f16_rm(z, ca[8], ca[9], ca[10], ca[11], gdn_desc(sd + 4096u, 0x4000004002000000ull), 1);
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  } else {
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+    for (int i_ = 0; i_ < 4; ++i_) fence_operand(ca[i_]);
+    for (int i_ = 4; i_ < 8; ++i_) fence_operand(ca[i_]);
+    wgmma_fence();
+    wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc(sd + 0u, 0x4000004002000000ull), 0);
+    wgmma_m64n64k16_rs_f16_rm(z, ca[4], ca[5], ca[6], ca[7], gdn_desc(sd + 2048u, 0x4000004002000000ull), 1);
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  }
   wgmma_commit();
   wgmma_wait_0();
   store_f16_tile(z, sz, wt); // rounds Z to fp16
   fence_proxy_async();
   bar_sync(bid, 128);
+  if constexpr (LEAN) {
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
     #pragma unroll
@@ -810,6 +837,27 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  } else if (b == 16) {
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+    for (int i_ = 4; i_ < 8; ++i_) fence_operand(da[i_]);
+    for (int i_ = 12; i_ < 16; ++i_) fence_operand(da[i_]);
+    wgmma_fence();
+    wgmma_m64n64k16_rs_f16_rm(z, da[4], da[5], da[6], da[7], gdn_desc(sz + 2048u, 0x4000004002000000ull), 0);
+    wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  } else {
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+    for (int i_ = 8; i_ < 12; ++i_) fence_operand(da[i_]);
+    for (int i_ = 12; i_ < 16; ++i_) fence_operand(da[i_]);
+    wgmma_fence();
+    wgmma_m64n64k16_rs_f16_rm(z, da[8], da[9], da[10], da[11], gdn_desc(sz + 4096u, 0x4000004002000000ull), 0);
+    wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
+    #pragma unroll
+    for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
+  }
   wgmma_commit();
   wgmma_wait_0();
 #pragma unroll

@@ -316,6 +316,8 @@ typedef struct Product {
   const char *a_regs;        /* RS: array of k/16 * 4 u32, or an acc to cast */
   const char *a_base, *b_base; /* smem u32 address expressions */
   const char *scale_d;       /* expression for the first instruction */
+  unsigned ksteps;           /* bit j: issue k-step j; 0: all. A step left out
+                                must add exact zeros, which its caller shows */
 } Product;
 int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d);
 

@@ -75,10 +75,10 @@ typedef struct Operands {
   int b_mn0, b_k0; /* where in its tile B's slice starts */
 } Operands;
 
-static int product(Prelude *p, Slots *sl, const char *slot, int indent, WgmmaReq r,
-                   Operands ops, Diag *d) {
+static int product_steps(Prelude *p, Slots *sl, const char *slot, int indent, WgmmaReq r,
+                         Operands ops, unsigned ksteps, Diag *d) {
   Product pr = {r, *(ops.a ? ops.a : ops.b), *ops.b, 0, 0, ops.b_mn0, ops.b_k0, ops.acc,
-                ops.a_regs, ops.a_base, ops.b_base, ops.scale};
+                ops.a_regs, ops.a_base, ops.b_base, ops.scale, ksteps};
   Out o;
   out_init(&o);
   o.indent = indent;
@@ -88,6 +88,11 @@ static int product(Prelude *p, Slots *sl, const char *slot, int indent, WgmmaReq
   }
   slot_out(sl, slot, &o);
   return 0;
+}
+
+static int product(Prelude *p, Slots *sl, const char *slot, int indent, WgmmaReq r,
+                   Operands ops, Diag *d) {
+  return product_steps(p, sl, slot, indent, r, ops, 0, d);
 }
 
 static void to_a_steps(Prelude *p, Slots *sl, const char *slot, int indent, const char *acc,
@@ -187,6 +192,49 @@ enum { SPLIT_UNITS = 2 };
  * four banks apart. (W leaves from the ladder's D tile instead.) */
 enum { OUT_ROW = 64 * 2 + 16 };
 
+/* The ladder's tensor-core rung at block size b (docs/numerics.md) merges
+ * pairs of b-blocks through C_b, which is nonzero only in the rows of each
+ * odd b-block, at the columns of the block before it (the mask that `rung`
+ * in gdn_prepare.cu.in applies). Z = C_b D_b then needs only the k-steps over
+ * C_b's nonzero columns, and M = D_b Z only those over Z's nonzero rows,
+ * which are C_b's: every other k-step would add products with a factor
+ * that is exactly zero, so leaving it out changes no value. Bit j of the
+ * result is k-step j (columns or rows 16 j .. 16 j + 15). */
+#define RUNG_C(b, t, s) ((((t) / (b)) & 1) && (s) / (b) == (t) / (b) - 1)
+#define RUNG_TEXT_(x) #x
+#define RUNG_TEXT(x) RUNG_TEXT_(x)
+static int rung_c_nonzero(int b, int t, int s) { return RUNG_C(b, t, s); }
+
+static unsigned rung_ksteps(int b, int by_rows) {
+  unsigned m = 0;
+  for (int t = 0; t < 64; t++)
+    for (int s = 0; s < 64; s++)
+      if (rung_c_nonzero(b, t, s))
+        m |= 1u << ((by_rows ? t : s) / 16);
+  return m;
+}
+
+/* The rung's two products: every k-step (the lean unit's), and at b = 16
+ * and b = 32 over their k-steps alone (the full unit's); and C_b's mask as
+ * the template applies it, the same expression as above. */
+static int rung_products(Prelude *p, Slots *sl, Diag *d) {
+  slot_add(sl, "RUNG_C", "%s", RUNG_TEXT(RUNG_C(b, t, s)));
+  Operands z = {NULL, &TILE_D, "z", "ca", NULL, "sd", "0", 0, 0};
+  Operands m = {NULL, &TILE_D, "z", "da", NULL, "sz", "0", 0, 0};
+  WgmmaReq r = rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0);
+  static const struct {
+    int b;
+    const char *z, *m; /* template slots; the names are kept, not copied */
+  } rungs[] = {{16, "PRODUCT_Z16", "PRODUCT_M16"}, {32, "PRODUCT_Z32", "PRODUCT_M32"}};
+  int rc = product_steps(p, sl, "PRODUCT_Z", 2, r, z, 0, d);
+  rc = rc ? rc : product_steps(p, sl, "PRODUCT_M", 2, r, m, 0, d);
+  for (size_t i = 0; i < COUNT_OF(rungs) && rc == 0; i++) {
+    rc = product_steps(p, sl, rungs[i].z, 2, r, z, rung_ksteps(rungs[i].b, 0), d);
+    rc = rc ? rc : product_steps(p, sl, rungs[i].m, 2, r, m, rung_ksteps(rungs[i].b, 1), d);
+  }
+  return rc;
+}
+
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
            k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
@@ -229,12 +277,9 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   slot_add(&sl, "D_TILE", "tile_d");
   Operands qk = {&TILE_QK, &TILE_QK, "qk", NULL, "sq", "sk", "0", 0, 0};
   Operands kk = {&TILE_QK, &TILE_QK, "kk", NULL, "sk", "sk", "0", 0, 0};
-  Operands z = {NULL, &TILE_D, "z", "ca", NULL, "sd", "0", 0, 0};
-  Operands m = {NULL, &TILE_D, "z", "da", NULL, "sz", "0", 0, 0};
   rc = rc ? rc : product(p, &sl, "PRODUCT_QK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), qk, d);
   rc = rc ? rc : product(p, &sl, "PRODUCT_KK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), kk, d);
-  rc = rc ? rc : product(p, &sl, "PRODUCT_Z", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), z, d);
-  rc = rc ? rc : product(p, &sl, "PRODUCT_M", 2, rq(64, 64, DT_F16, SRC_REG, MAJOR_MN, 0), m, d);
+  rc = rc ? rc : rung_products(p, &sl, d);
   /* The ladder keeps D as fp16 pairs that are their own A operand
    * (store_f16_pairs in the template): that needs accumulator registers
    * 2i and 2i + 1 to be A register i of every k-step. */

@@ -41,8 +41,9 @@ static void fence_acc(Out *o, const char *acc, int regs) {
   out_line(o, "for (int i_ = 0; i_ < %d; ++i_) fence_operand(%s[i_]);", regs, acc);
 }
 
-/* One product: the operand fences, wgmma.fence and k/16 instructions. The
- * first takes scale_d (0: overwrite), the rest accumulate. */
+/* One product: the operand fences, wgmma.fence and k/16 instructions, or
+ * those of the k-steps in pr->ksteps. The first issued takes scale_d (0:
+ * overwrite), the rest accumulate. */
 int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d) {
   const WgmmaReq *r = &pr->req;
   if (wgmma_check(r, d) != 0)
@@ -52,21 +53,34 @@ int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d) {
     return -1;
   if (check_tile_use("B", &pr->b_tile, r->b, r->b_major, pr->b_mn0, r->n, pr->b_k0, r->k, d))
     return -1;
+  unsigned all = r->k / 16 >= 32 ? ~0u : (1u << r->k / 16) - 1, steps = pr->ksteps ? pr->ksteps : all;
+  if (steps & ~all)
+    return diag_fail(d, "product: k-steps 0x%x named past K = %d", steps, r->k);
   WgmmaForm f = {r->n, r->a, r->a_src, r->a_major, r->b_major};
   const char *name = emit_wgmma(p, &f);
   emit_fence_operand(p, 0);
   emit_wgmma_fence(p);
   fence_acc(o, pr->acc, r->n / 2);
-  if (rs) {
+  if (rs && steps == all) {
     emit_fence_operand(p, 1);
     fence_acc(o, pr->a_regs, r->k / 16 * 4);
+  } else if (rs) { /* only the registers of the steps issued */
+    emit_fence_operand(p, 1);
+    for (int j = 0; j < r->k / 16; j++)
+      if (steps >> j & 1)
+        out_line(o, "for (int i_ = %d; i_ < %d; ++i_) fence_operand(%s[i_]);", 4 * j, 4 * j + 4,
+                 pr->a_regs);
   }
   out_line(o, "wgmma_fence();");
+  int first = 1;
   for (int j = 0; j < r->k / 16; j++) {
+    if (!(steps >> j & 1))
+      continue;
     char da[160], db[160];
     if (desc_text(&pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, pr->b_base, db, sizeof db, d))
       return -1;
-    const char *sd = j == 0 ? pr->scale_d : "1";
+    const char *sd = first ? pr->scale_d : "1";
+    first = 0;
     if (rs) {
       out_line(o, "%s(%s, %s[%d], %s[%d], %s[%d], %s[%d], %s, %s);", name, pr->acc, pr->a_regs,
                4 * j, pr->a_regs, 4 * j + 1, pr->a_regs, 4 * j + 2, pr->a_regs, 4 * j + 3, db, sd);

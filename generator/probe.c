@@ -173,7 +173,7 @@ static int probe_texts(Prelude *p, const ProbeSpec *s, const ProbeLayout *l, Tex
     emit_a_frags(&t->a_frags, s->k);
   }
   Product pr = {req(s->n, s->k, s->a_src, s->a_major, s->b_major), l->a, l->b, 0, 0, 0, 0,
-                "acc", "a_frag", "sa", "sb", "0"};
+                "acc", "a_frag", "sa", "sb", "0", 0};
   t->product.indent = 1;
   if (emit_product(p, &t->product, &pr, d))
     return -1;
@@ -181,7 +181,7 @@ static int probe_texts(Prelude *p, const ProbeSpec *s, const ProbeLayout *l, Tex
     t->to_a.indent = 1;
     emit_acc_to_a(p, &t->to_a, "acc", "a2", s->n / 16, DT_BF16);
     Product p2 = {req(s->n2, s->n, SRC_REG, MAJOR_K, s->c_major), l->a, l->c, 0, 0, 0, 0,
-                  "acc2", "a2", "sa", "sc", "0"};
+                  "acc2", "a2", "sa", "sc", "0", 0};
     p2.req.a_from_acc = 1;
     t->product2.indent = 1;
     if (emit_product(p, &t->product2, &p2, d))

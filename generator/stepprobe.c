@@ -87,7 +87,7 @@ static int step_product(Prelude *p, Out *o, const StepProduct *s, int k0, int k,
   WgmmaReq r = {ARCH_SM90A, 64, s->n, k, DT_BF16, DT_BF16, DT_F32, src, SRC_REG,
                 s->a_major, s->b_major, src == SRC_REG, 0, 128};
   Product pr = {r, *(s->a ? s->a : s->b), *s->b, s->a_mn0, s->a ? k0 : 0, 0, k0, s->acc, regs,
-                s->a_base, s->b_base, k0 ? "1" : s->scale};
+                s->a_base, s->b_base, k0 ? "1" : s->scale, 0};
   return emit_product(p, o, &pr, d);
 }
 

@@ -147,6 +147,9 @@ static void test_product_refusals(void **state) {
   pr = ss_product();
   pr.a_tile.major = MAJOR_MN;
   expect_refused("A tile of the wrong major", &pr, "A tile is bf16 MN-major");
+  pr = ss_product();
+  pr.ksteps = 0x11; /* K = 64 has k-steps 0-3 */
+  expect_refused("a k-step past K", &pr, "past K = 64");
 }
 
 /* A slice offset desc_for refuses must be refused before any text is
@@ -203,8 +206,23 @@ static void check_desc(const char *what, int j, const SmemTile *t, int mn0, int 
              dp.start, (unsigned long long)desc_high(&dp));
 }
 
-/* Emits pr and checks: k/16 calls, scale_d then 1, each descriptor the one
- * desc_for gives for its k step, accumulator fences around, no commit. */
+/* Emits pr and checks that its text lacks `word`. */
+static void assert_lacks_product(const char *what, const Product *pr, const char *word) {
+  Prelude p;
+  prelude_init(&p, ARCH_SM90A);
+  Out o;
+  out_init(&o);
+  Diag d = {{0}};
+  if (emit_product(&p, &o, pr, &d) != 0)
+    fail_msg("%s: %s", what, d.msg);
+  assert_lacks(what, o.buf, word);
+  out_free(&o);
+  prelude_free(&p);
+}
+
+/* Emits pr and checks: one call per k step (those of pr->ksteps where it
+ * is set), scale_d then 1, each descriptor the one desc_for gives for its
+ * k step, accumulator fences around, no commit. */
 static void check_product(const char *what, const Product *pr, const char *must) {
   Prelude p;
   prelude_init(&p, ARCH_SM90A);
@@ -214,21 +232,25 @@ static void check_product(const char *what, const Product *pr, const char *must)
   if (emit_product(&p, &o, pr, &d) != 0)
     fail_msg("%s: %s", what, d.msg);
   const WgmmaReq *r = &pr->req;
-  int rs = r->a_src == SRC_REG, steps = r->k / 16;
+  int rs = r->a_src == SRC_REG, steps = r->k / 16, step[16], n = 0;
+  for (int j = 0; j < steps; j++)
+    if (!pr->ksteps || (pr->ksteps >> j & 1))
+      step[n++] = j;
   WgmmaForm f = {r->n, r->a, r->a_src, r->a_major, r->b_major};
   const char *name = emit_wgmma(&p, &f); /* already emitted: just its name */
   Call calls[16];
-  assert_int_equal(parse_calls(o.buf, name, rs, calls, 16), steps);
-  for (int j = 0; j < steps; j++) {
-    assert_string_equal(calls[j].scale, j == 0 ? pr->scale_d : "1");
-    check_desc(what, j, &pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, calls[j].b_start,
-               calls[j].b_high);
+  assert_int_equal(parse_calls(o.buf, name, rs, calls, 16), n);
+  for (int i = 0; i < n; i++) {
+    const int j = step[i];
+    assert_string_equal(calls[i].scale, i == 0 ? pr->scale_d : "1");
+    check_desc(what, j, &pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, calls[i].b_start,
+               calls[i].b_high);
     if (rs)
-      for (int i = 0; i < 4; i++)
-        assert_int_equal(calls[j].a_reg[i], 4 * j + i);
+      for (int e = 0; e < 4; e++)
+        assert_int_equal(calls[i].a_reg[e], 4 * j + e);
     else
-      check_desc(what, j, &pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j, calls[j].a_start,
-                 calls[j].a_high);
+      check_desc(what, j, &pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j, calls[i].a_start,
+                 calls[i].a_high);
   }
   char fence[96];
   snprintf(fence, sizeof fence, "i_ < %d; ++i_) fence_operand(acc[i_]);", r->n / 2);
@@ -281,6 +303,18 @@ static void test_product_rs(void **state) {
   pr.req.k = 128;
   pr.b_tile.k = 128;
   check_product("RS accumulator as A, k128", &pr, "a[28], a[29], a[30], a[31]");
+  /* k-steps 1 and 3 alone: the first issued overwrites, and only their
+   * registers are fenced and read. */
+  pr.req.k = 64;
+  pr.b_tile.k = 64;
+  pr.ksteps = 0xa;
+  check_product("RS k-steps 1 and 3", &pr, "for (int i_ = 12; i_ < 16; ++i_) fence_operand(a[i_]);");
+  assert_lacks_product("RS k-steps 1 and 3", &pr, "a[0]");
+  assert_lacks_product("RS k-steps 1 and 3", &pr, "a[8]");
+  pr = ss_product();
+  pr.ksteps = 0x3;
+  check_product("SS k-steps 0 and 1", &pr, "gdn_desc(sb + 32u, ");
+  assert_lacks_product("SS k-steps 0 and 1", &pr, "gdn_desc(sb + 64u, ");
 }
 
 /* Emits steps j0 .. j1 - 1 of the packing of `acc` (which holds the
