@@ -18,7 +18,10 @@
  * after it (a memcpy node), as a model's next kernel reads o at once: the
  * device figure then shows where the call left o's lines, in L2 or not,
  * which a lone replayed call cannot.
- * Usage: build/gdn_bench [--trace FILE] [--dump FILE] [--reader] [iters] [row-substring]
+ * With --cu, single-sequence rows pass cu_seqlens = [0, T] too, as serving
+ * frameworks do (without it they pass none, as bench/cases.json's rows do).
+ * Usage: build/gdn_bench [--trace FILE] [--dump FILE] [--reader] [--cu] [iters]
+ *        [row-substring]
  */
 #include <cuda.h>
 #include <errno.h>
@@ -229,8 +232,14 @@ static void dump_bytes(FILE *f, CUdeviceptr d, size_t n) {
   free(b);
 }
 
-static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *trace,
-                    FILE *dump, int reader) {
+/* What the command line asks of every row. */
+typedef struct Opts {
+  FILE *trace, *dump;
+  int reader, cu;
+} Opts;
+
+static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, const Opts *op) {
+  FILE *trace = op->trace, *dump = op->dump;
   ref_rng rng = ref_rng_seed(1234);
   unsigned flags = r->state ? 0 : REF_NO_INITIAL_STATE;
   ref_problem_owned *po = ref_problem_random(&rng, r->lens, r->n, r->h, r->h, r->hv, flags);
@@ -240,7 +249,7 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
   gdn_prefill_args a = gdn_prefill_args_default();
   a.q = up(p->q, T * r->h * 256), a.k = up(p->k, T * r->h * 256), a.v = up(p->v, T * r->hv * 256);
   a.alpha = up(p->alpha, T * Ho * 4), a.beta = up(p->beta, T * Ho * 4);
-  a.cu_seqlens = r->n > 1 ? up(p->cu_seqlens, (size_t)(r->n + 1) * 4) : 0;
+  a.cu_seqlens = r->n > 1 || op->cu ? up(p->cu_seqlens, (size_t)(r->n + 1) * 4) : 0;
   a.initial_state = up(p->initial_state, ns * 4);
   CK(cuMemAlloc((CUdeviceptr *)&a.o, o_bytes));
   if (r->state)
@@ -251,7 +260,7 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
   CUdeviceptr ws;
   CK(cuMemAlloc(&ws, wsb));
   Call c = {h, &a, ws, wsb, NULL, 0, o_bytes};
-  if (reader)
+  if (op->reader)
     CK(cuMemAlloc(&c.o_copy, c.o_bytes));
   float first = time_calls(&c, st, 1);
   time_calls(&c, st, 20);
@@ -275,11 +284,14 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, FILE *t
 }
 
 int main(int argc, char **argv) {
+  Opts op = {NULL, NULL, 0, 0};
   FILE *trace = NULL, *dump = NULL;
-  int reader = 0;
   while (argc > 1) {
-    if (strcmp(argv[1], "--reader") == 0) {
-      reader = 1;
+    if (strcmp(argv[1], "--reader") == 0 || strcmp(argv[1], "--cu") == 0) {
+      if (strcmp(argv[1], "--reader") == 0)
+        op.reader = 1;
+      else
+        op.cu = 1;
       argc--, argv++;
       continue;
     }
@@ -312,12 +324,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gdn_create: %s\n", err);
     return 1;
   }
-  printf("%s%s%s\n\n", gdn_version(), trace ? " (trace build: NVRTC, timestamps)" : "",
-         reader ? " (device: each call followed by a copy of o)" : "");
+  printf("%s%s%s%s\n\n", gdn_version(), trace ? " (trace build: NVRTC, timestamps)" : "",
+         op.reader ? " (device: each call followed by a copy of o)" : "",
+         op.cu ? " (cu_seqlens passed for single sequences)" : "");
   printf("| row | callable ms | device ms | first call ms |\n|---|---|---|---|\n");
+  op.trace = trace, op.dump = dump;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (!filter || strstr(rows[i].name, filter))
-      run_row(h, &rows[i], iters, st, trace, dump, reader);
+      run_row(h, &rows[i], iters, st, &op);
   gdn_destroy(h);
   if (trace)
     fclose(trace);
