@@ -206,15 +206,21 @@ static void check_desc(const char *what, int j, const SmemTile *t, int mn0, int 
              dp.start, (unsigned long long)desc_high(&dp));
 }
 
+/* Emits pr into a fresh prelude and Out, which the caller frees; a
+ * refusal fails the test. */
+static void emit_ok(const char *what, const Product *pr, Prelude *p, Out *o) {
+  prelude_init(p, ARCH_SM90A);
+  out_init(o);
+  Diag d = {{0}};
+  if (emit_product(p, o, pr, &d) != 0)
+    fail_msg("%s: %s", what, d.msg);
+}
+
 /* Emits pr and checks that its text lacks `word`. */
 static void assert_lacks_product(const char *what, const Product *pr, const char *word) {
   Prelude p;
-  prelude_init(&p, ARCH_SM90A);
   Out o;
-  out_init(&o);
-  Diag d = {{0}};
-  if (emit_product(&p, &o, pr, &d) != 0)
-    fail_msg("%s: %s", what, d.msg);
+  emit_ok(what, pr, &p, &o);
   assert_lacks(what, o.buf, word);
   out_free(&o);
   prelude_free(&p);
@@ -225,12 +231,8 @@ static void assert_lacks_product(const char *what, const Product *pr, const char
  * k step, accumulator fences around, no commit. */
 static void check_product(const char *what, const Product *pr, const char *must) {
   Prelude p;
-  prelude_init(&p, ARCH_SM90A);
   Out o;
-  out_init(&o);
-  Diag d = {{0}};
-  if (emit_product(&p, &o, pr, &d) != 0)
-    fail_msg("%s: %s", what, d.msg);
+  emit_ok(what, pr, &p, &o);
   const WgmmaReq *r = &pr->req;
   int rs = r->a_src == SRC_REG, steps = r->k / 16, step[16], n = 0;
   for (int j = 0; j < steps; j++)
