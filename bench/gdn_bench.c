@@ -285,27 +285,26 @@ static void run_row(gdn_handle *h, const Row *r, int iters, CUstream st, const O
 
 int main(int argc, char **argv) {
   Opts op = {NULL, NULL, 0, 0};
-  FILE *trace = NULL, *dump = NULL;
   while (argc > 1) {
-    if (strcmp(argv[1], "--reader") == 0 || strcmp(argv[1], "--cu") == 0) {
-      if (strcmp(argv[1], "--reader") == 0)
-        op.reader = 1;
-      else
-        op.cu = 1;
+    int *flag = strcmp(argv[1], "--reader") == 0 ? &op.reader
+                : strcmp(argv[1], "--cu") == 0   ? &op.cu
+                                                 : NULL;
+    if (flag) {
+      *flag = 1;
       argc--, argv++;
       continue;
     }
     if (argc <= 2 || (strcmp(argv[1], "--trace") != 0 && strcmp(argv[1], "--dump") != 0))
       break;
     const int is_trace = strcmp(argv[1], "--trace") == 0;
-    FILE **f = is_trace ? &trace : &dump;
+    FILE **f = is_trace ? &op.trace : &op.dump;
     if (*f || !(*f = fopen(argv[2], is_trace ? "w" : "wb"))) {
       fprintf(stderr, "gdn_bench: %s %s: %s\n", argv[1], argv[2],
               *f ? "given twice" : strerror(errno));
       return 2;
     }
     if (is_trace)
-      fprintf(trace, "row,kind,index,chunk,t0,t1\n");
+      fprintf(op.trace, "row,kind,index,chunk,t0,t1\n");
     argc -= 2, argv += 2;
   }
   int iters = argc > 1 ? atoi(argv[1]) : 100;
@@ -320,22 +319,21 @@ int main(int argc, char **argv) {
   CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
   gdn_handle *h;
   char err[512];
-  if (gdn_create_ex(0, trace ? GDN_CREATE_TRACE : 0, &h, err, sizeof err) != GDN_OK) {
+  if (gdn_create_ex(0, op.trace ? GDN_CREATE_TRACE : 0, &h, err, sizeof err) != GDN_OK) {
     fprintf(stderr, "gdn_create: %s\n", err);
     return 1;
   }
-  printf("%s%s%s%s\n\n", gdn_version(), trace ? " (trace build: NVRTC, timestamps)" : "",
+  printf("%s%s%s%s\n\n", gdn_version(), op.trace ? " (trace build: NVRTC, timestamps)" : "",
          op.reader ? " (device: each call followed by a copy of o)" : "",
          op.cu ? " (cu_seqlens passed for single sequences)" : "");
   printf("| row | callable ms | device ms | first call ms |\n|---|---|---|---|\n");
-  op.trace = trace, op.dump = dump;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (!filter || strstr(rows[i].name, filter))
       run_row(h, &rows[i], iters, st, &op);
   gdn_destroy(h);
-  if (trace)
-    fclose(trace);
-  if (dump && fclose(dump) != 0) {
+  if (op.trace)
+    fclose(op.trace);
+  if (op.dump && fclose(op.dump) != 0) {
     perror("gdn_bench: dump");
     return 2;
   }

@@ -203,13 +203,12 @@ enum { OUT_ROW = 64 * 2 + 16 };
 #define RUNG_C(b, t, s) ((((t) / (b)) & 1) && (s) / (b) == (t) / (b) - 1)
 #define RUNG_TEXT_(x) #x
 #define RUNG_TEXT(x) RUNG_TEXT_(x)
-static int rung_c_nonzero(int b, int t, int s) { return RUNG_C(b, t, s); }
 
 static unsigned rung_ksteps(int b, int by_rows) {
   unsigned m = 0;
   for (int t = 0; t < 64; t++)
     for (int s = 0; s < 64; s++)
-      if (rung_c_nonzero(b, t, s))
+      if (RUNG_C(b, t, s))
         m |= 1u << ((by_rows ? t : s) / 16);
   return m;
 }

@@ -61,15 +61,15 @@ int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d) {
   emit_fence_operand(p, 0);
   emit_wgmma_fence(p);
   fence_acc(o, pr->acc, r->n / 2);
-  if (rs && steps == all) {
+  if (rs) {
     emit_fence_operand(p, 1);
-    fence_acc(o, pr->a_regs, r->k / 16 * 4);
-  } else if (rs) { /* only the registers of the steps issued */
-    emit_fence_operand(p, 1);
-    for (int j = 0; j < r->k / 16; j++)
-      if (steps >> j & 1)
-        out_line(o, "for (int i_ = %d; i_ < %d; ++i_) fence_operand(%s[i_]);", 4 * j, 4 * j + 4,
-                 pr->a_regs);
+    if (steps == all)
+      fence_acc(o, pr->a_regs, r->k / 16 * 4);
+    else /* only the registers of the steps issued */
+      for (int j = 0; j < r->k / 16; j++)
+        if (steps >> j & 1)
+          out_line(o, "for (int i_ = %d; i_ < %d; ++i_) fence_operand(%s[i_]);", 4 * j,
+                   4 * j + 4, pr->a_regs);
   }
   out_line(o, "wgmma_fence();");
   int first = 1;
