@@ -5,7 +5,7 @@ first chunk's data arrives, how long a chunk of the state chain takes, how
 long the chains and the output warpgroups wait, and when the prepare units
 run, stage by stage where the trace has the units' stage stamps.
 
-    bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks] [--ranks N]
+    bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks] [--ranks N] [--rounds R]
 
 With --chunks, a table per row, chunk by chunk: when the chains got its
 data and how long they waited for it, their step to the next chunk, and
@@ -91,17 +91,25 @@ STAGES = ['alpha, beta staged', 'g formed', 'q, k arrived', 'QK, KK formed',
           'W stored']
 
 
-def stage_table(d):
-    """Per stage, the spread over the units of how long it took (from the
-    stamp before it, the first from the unit's start)."""
-    per = defaultdict(list)
+def unit_stages(d):
+    """Unit index -> how long each stage took (from the stamp before it, the
+    first from the unit's start), for the units with every stamp."""
+    out = {}
     for u, steps in d['ustep'].items():
         if u not in d['unit'] or len(steps) != len(STAGES) - 1:
             continue
         start, end = d['unit'][u]
         marks = [start] + [steps[k] for k in range(len(STAGES) - 1)] + [end]
-        for k in range(len(STAGES)):
-            per[k].append(marks[k + 1] - marks[k])
+        out[u] = [marks[k + 1] - marks[k] for k in range(len(STAGES))]
+    return out
+
+
+def stage_table(d):
+    """Per stage, the spread over the units of how long it took."""
+    per = defaultdict(list)
+    for took in unit_stages(d).values():
+        for k, t in enumerate(took):
+            per[k].append(t)
     if not per:
         return
     print('| prepare unit stage (us) | min / median / max |')
@@ -243,6 +251,25 @@ def rank_table(name, d, per):
     print()
 
 
+def round_table(name, d, per):
+    """Per round of `per` consecutive unit indices (gdn_fused's runner r
+    runs units r, r + R, ...: with per = R, round j is every runner's
+    (j + 1)-th unit), the median over its units of the whole unit and of
+    each stage. A runner's first unit runs code its SM has not run yet."""
+    took = unit_stages(d)
+    if not took:
+        return
+    print(f'### {name}, round by round ({per} units a round; us, medians)\n')
+    print('| round | units | unit | ' + ' | '.join(STAGES) + ' |')
+    print('|---|' + '--:|' * (len(STAGES) + 2))
+    for r in sorted({u // per for u in took}):
+        have = [took[u] for u in sorted(took) if u // per == r]
+        whole = statistics.median(sum(t) for t in have)
+        cols = [statistics.median(t[k] for t in have) for k in range(len(STAGES))]
+        print(f'| {r} | {len(have)} | {whole:.2f} | ' + ' | '.join(f'{c:.2f}' for c in cols) + ' |')
+    print()
+
+
 def plot(rows, path):
     import matplotlib
     matplotlib.use('Agg')
@@ -273,9 +300,14 @@ def main():
     ap.add_argument('--chunks', action='store_true', help='a table per row, chunk by chunk')
     ap.add_argument('--ranks', type=int, metavar='N',
                     help='a table per row, rank by rank: N scan CTAs a rank (2 x the output heads)')
+    ap.add_argument('--rounds', type=int, metavar='R',
+                    help="a table per row, round by round: R unit indices a round "
+                         "(gdn_fused's runners)")
     args = ap.parse_args()
     if args.ranks is not None and args.ranks < 1:
         ap.error('--ranks: N must be at least 1')
+    if args.rounds is not None and args.rounds < 1:
+        ap.error('--rounds: R must be at least 1')
     rows = load(args.trace)
     for name in rows:
         report(name, rows[name])
@@ -283,6 +315,8 @@ def main():
             chunk_table(name, rows[name])
         if args.ranks:
             rank_table(name, rows[name], args.ranks)
+        if args.rounds:
+            round_table(name, rows[name], args.rounds)
     if args.png:
         try:
             plot(rows, args.png)

@@ -10,7 +10,9 @@
 #     0.20 us behind the chain, the units of slots 0-2 ending at 2.0, 3.5, 2.4;
 #     with --ranks 2, both CTAs of r as one rank: entry 0.00-0.20, start
 #     1.00-2.00, first data 2.60-3.00, chain end 8.00-9.00, output end
-#     8.50-10.00; p's one CTA has no entry stamp;
+#     8.50-10.00; p's one CTA has no entry stamp; with --rounds 2, units 0
+#     and 1 as one round (the third has no stages): medians 2.50 us a unit,
+#     stages 0.20, 0.20, 0.40, 0.15, 0.10, 0.30, 0.25, 0.35, 0.35, 0.20;
 #   ab.txt: two builds, two passes, the second build missing a row once;
 #   ab-builds/: two fake A/B builds, one of which never returns: ab_run.sh
 #     stops each of its binaries at the limit, says so, and runs the other;
@@ -46,6 +48,8 @@ check "trace_report.py --chunks: chunk by chunk" tests/tools/trace-chunks.expect
   python3 bench/tools/trace_report.py tests/tools/trace.csv --chunks
 check "trace_report.py --ranks: rank by rank" tests/tools/trace-ranks.expected \
   python3 bench/tools/trace_report.py tests/tools/trace.csv --ranks 2
+check "trace_report.py --rounds: units round by round" tests/tools/trace-rounds.expected \
+  python3 bench/tools/trace_report.py tests/tools/trace.csv --rounds 2
 check "ab_table.py: lowest of the passes, ratio to the first build" tests/tools/ab.expected \
   python3 bench/tools/ab_table.py tests/tools/ab.txt
 check "stall_report.py: waits named, shares of all samples" tests/tools/stall.expected \
