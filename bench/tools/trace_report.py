@@ -20,6 +20,11 @@ consecutive scan CTAs: N = 2 x the output heads gives one sequence each
 (CTA i is (rank x Ho + head) x 2 + half, longest sequence first), so
 that a packed row shows which sequences end last and when they entered.
 
+With --rounds R, a table per row of the prepare units' medians, whole and
+stage by stage, over each R consecutive unit indices: with R the runner
+count of gdn_fused, round j is every runner's (j + 1)-th unit, and the
+first round runs code that its SMs have not run before.
+
 All times in microseconds from the call's earliest timestamp. With --png
 (and matplotlib), one timeline per row: a line per scan CTA, red where its
 chain waits for a stage, and the prepare units as grey bars below.
@@ -252,10 +257,10 @@ def rank_table(name, d, per):
 
 
 def round_table(name, d, per):
-    """Per round of `per` consecutive unit indices (gdn_fused's runner r
+    """Per round of `per` consecutive unit indices, the median over its
+    units of the whole unit and of each stage (gdn_fused's runner r of R
     runs units r, r + R, ...: with per = R, round j is every runner's
-    (j + 1)-th unit), the median over its units of the whole unit and of
-    each stage. A runner's first unit runs code its SM has not run yet."""
+    (j + 1)-th unit)."""
     took = unit_stages(d)
     if not took:
         return
