@@ -460,6 +460,10 @@ static __device__ __forceinline__ void setmaxnreg_dec_56() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
 }
 
+static __device__ __forceinline__ void bar_arrive(u32 id, u32 n) {
+  asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory");
+}
+
 // The timeline of a launch, in handles created with GDN_CREATE_TRACE only
 // (docs/trace.md): NVRTC then defines GDN_TRACE and the sizes, and every
 // scan CTA and prepare unit records %globaltimer (ns) at its steps. Without
@@ -2326,9 +2330,16 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho));
   } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
     const int j = b - scans, units = (T / 64 + N) * Ho;
-    int u = split ? ((wg) >= 2 ? -1 : (wg) * (P) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
+    int u = split ? ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= ((Ho) < (P) ? (Ho) : (P)) ? (P) + (j) - ((Ho) < (P) ? (Ho) : (P)) : 2 * (P) - ((Ho) < (P) ? (Ho) : (P)) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
+    // A CTA with a unit of chunk slot 0 runs it alone first (SPLIT_RUNNER).
+    const bool late = split && j < (Ho < P ? Ho : P);
+    if (late && wg == 1)
+      bar_sync(4u, 256u);
     // One call site of prepare_unit: with two, ptxas spills at 168 registers.
-    for (const int R = split ? runners : units; u >= 0 && u < units; u += R)
+    for (const int R = split ? runners : units; u >= 0 && u < units; u += R) {
       prepare_unit<false>(pa, u / Ho, u % Ho, base, smem_raw + (base - raw), wt, bid);
+      if (late && wg == 0 && u == j)
+        bar_arrive(4u, 256u);
+    }
   }
 }

@@ -178,13 +178,21 @@ enum { PREPARE_LEAN_CTAS_PER_SM = 5 };
  * and the CPU tests use the kernel's own map. */
 #define FUSED_UNIT_FMT "((wg) >= %d ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * %d + (wg))"
 
-/* A split launch runs its units by runners instead: runner r of R runs
- * units r, r + R, r + 2 R, ..., so the first runners hold the first chunk
- * slots. Warpgroup wg of prepare CTA j of P is runner wg P + j (-1: none):
- * the output CTAs' warpgroups all run the output (two take turns). */
-#define SPLIT_RUNNER_FMT "((wg) >= %d ? -1 : (wg) * (P) + (j))"
+/* A split launch runs its units by runners instead: runner r of R = 2 P
+ * runs units r, r + R, r + 2 R, ..., so the first runners hold the first
+ * chunk slots. Warpgroup 0 of prepare CTA j of P is runner j. Chunk slot
+ * 0's units (runners 0 .. H - 1, H = min(Ho, P)) are on every chain's path,
+ * and a unit alone on its SM is a third shorter: warpgroup 1 of those CTAs
+ * starts once warpgroup 0's first unit is done (SPLIT_LATE), and takes the
+ * last runners, whose first units are needed last; warpgroup 1 of CTA
+ * j >= H is runner P + j - H. -1: none (the third warpgroup). */
+#define SPLIT_H "((Ho) < (P) ? (Ho) : (P))"
+#define SPLIT_RUNNER_FMT                                                                 \
+  "((wg) >= %d ? -1 : (wg) == 0 ? (j) : (j) >= " SPLIT_H " ? (P) + (j) - " SPLIT_H        \
+  " : 2 * (P) - " SPLIT_H " + (j))"
 
-/* Runners a prepare CTA of a split launch holds. */
+/* Runners a prepare CTA of a split launch holds (SPLIT_RUNNER_FMT's map
+ * is written for two). */
 enum { SPLIT_UNITS = 2 };
 
 /* Row pitch of P staged in shared memory before it leaves in 16-byte
@@ -614,7 +622,7 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
 /* gdn_fused (templates/gdn_fused.cu.in): gdn_scan's CTAs and CTAs of
  * FUSED_UNITS prepare units in one grid; as much shared memory as the
  * larger of the two, and the scan's registers. */
-static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
+static int emit_fused(Prelude *p, ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
                       const KernelInfo *scan, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t stride = (prep->smem - 1024 + 1023) / 1024 * 1024;
   uint32_t units = FUSED_UNITS * stride + 1024;
@@ -630,6 +638,8 @@ static int emit_fused(ArchId arch, const char *tmpl_dir, const KernelInfo *prep,
   slot_add(&sl, "FUSED_UNIT", FUSED_UNIT_FMT, FUSED_UNITS, FUSED_UNITS);
   slot_add(&sl, "SPLIT_RUNNER", SPLIT_RUNNER_FMT, SPLIT_UNITS);
   slot_add(&sl, "SPLIT_UNITS", "%d", SPLIT_UNITS);
+  emit_bar_arrive(p);
+  slot_add(&sl, "LATE_BAR", "%u", 1u + ki->threads / 128); /* past the units' own (1 + wg) */
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
   int rc = template_emit(tmpl_dir, tmpl, 1, &sl, o, d);
@@ -667,7 +677,7 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).\n");
   outf(o, "#define GDN_FUSED_UNIT(j, wg, single) " FUSED_UNIT_FMT "\n", FUSED_UNITS, FUSED_UNITS);
   outf(o, "// A split launch: the runner warpgroup wg of prepare CTA j of P is (-1: none).\n");
-  outf(o, "#define GDN_SPLIT_RUNNER(j, wg, P) " SPLIT_RUNNER_FMT "\n", SPLIT_UNITS);
+  outf(o, "#define GDN_SPLIT_RUNNER(j, wg, P, Ho) " SPLIT_RUNNER_FMT "\n", SPLIT_UNITS);
   outf(o, "#define GDN_SPLIT_UNITS %du\n", SPLIT_UNITS);
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
   outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n", PREPARE_CTAS_PER_SM);
@@ -686,7 +696,7 @@ int generic_emit(const char *tmpl_dir, const char *out_dir, ArchId arch, Diag *d
   int rc = emit_prepare(&p, tmpl_dir, &kernels, &ki[0], d);
   rc = rc ? rc : fits_sm(arch, &ki[0], 0, d);
   rc = rc ? rc : emit_scan(&p, arch, tmpl_dir, &kernels, &ki[1], d);
-  rc = rc ? rc : emit_fused(arch, tmpl_dir, &ki[0], &ki[1], &kernels, &ki[2], d);
+  rc = rc ? rc : emit_fused(&p, arch, tmpl_dir, &ki[0], &ki[1], &kernels, &ki[2], d);
   ki[3] = ki[1]; /* gdn_scan_pairs: gdn_scan's template, its threads and memory */
   ki[3].name = "gdn_scan_pairs";
   ki[4] = ki[1]; /* gdn_scan_lanes: the same */

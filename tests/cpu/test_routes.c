@@ -388,7 +388,7 @@ static void test_fused_grid(void **state) {
             assert_true(P >= 16 && g.ctas % 2 == 0 && (int)g.ctas <= sms);
             for (int j = 0; j < P; j++)
               for (int wg = 0; wg < wgs; wg++) {
-                int r = GDN_SPLIT_RUNNER(j, wg, P);
+                int r = GDN_SPLIT_RUNNER(j, wg, P, Ho);
                 for (int64_t u = r; r >= 0 && u < units; u += R)
                   if (seen[u]++)
                     fail_msg("T=%lld N=%d Ho=%d: unit %lld runs twice", (long long)p.T, N, Ho,
