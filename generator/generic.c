@@ -183,9 +183,10 @@ enum { PREPARE_LEAN_CTAS_PER_SM = 5 };
  * chunk slots. Warpgroup 0 of prepare CTA j of P is runner j. Chunk slot
  * 0's units (runners 0 .. H - 1, H = min(Ho, P)) are on every chain's path,
  * and a unit alone on its SM is a third shorter: warpgroup 1 of those CTAs
- * starts once warpgroup 0's first unit is done (SPLIT_LATE), and takes the
- * last runners, whose first units are needed last; warpgroup 1 of CTA
- * j >= H is runner P + j - H. -1: none (the third warpgroup). */
+ * starts once warpgroup 0's first unit is done (on named barrier LATE_BAR),
+ * and takes the last runners, whose first units are needed last;
+ * warpgroup 1 of CTA j >= H is runner P + j - H. -1: none (the third
+ * warpgroup). */
 #define SPLIT_H "((Ho) < (P) ? (Ho) : (P))"
 #define SPLIT_RUNNER_FMT                                                                 \
   "((wg) >= %d ? -1 : (wg) == 0 ? (j) : (j) >= " SPLIT_H " ? (P) + (j) - " SPLIT_H        \
