@@ -640,6 +640,7 @@ static int emit_fused(Prelude *p, ArchId arch, const char *tmpl_dir, const Kerne
   slot_add(&sl, "SPLIT_RUNNER", SPLIT_RUNNER_FMT, SPLIT_UNITS);
   slot_add(&sl, "SPLIT_UNITS", "%d", SPLIT_UNITS);
   emit_bar_arrive(p);
+  slot_add(&sl, "SPLIT_H", "%s", SPLIT_H); /* the CTAs whose unit runs alone first */
   slot_add(&sl, "LATE_BAR", "%u", 1u + ki->threads / 128); /* past the units' own (1 + wg) */
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
@@ -677,7 +678,8 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// a chain CTA and an output CTA.\n#define GDN_SPLIT_MAX_SCAN %d\n", SPLIT_MAX_SCAN);
   outf(o, "// The unit warpgroup wg of gdn_fused's prepare CTA j runs (-1: none).\n");
   outf(o, "#define GDN_FUSED_UNIT(j, wg, single) " FUSED_UNIT_FMT "\n", FUSED_UNITS, FUSED_UNITS);
-  outf(o, "// A split launch: the runner warpgroup wg of prepare CTA j of P is (-1: none).\n");
+  outf(o, "// A split launch: the runner warpgroup wg of prepare CTA j of P is, with Ho\n");
+  outf(o, "// output heads (-1: none).\n");
   outf(o, "#define GDN_SPLIT_RUNNER(j, wg, P, Ho) " SPLIT_RUNNER_FMT "\n", SPLIT_UNITS);
   outf(o, "#define GDN_SPLIT_UNITS %du\n", SPLIT_UNITS);
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
