@@ -12,7 +12,9 @@
  * with its zero-start outputs kept in fp32 or rounded to bf16 ("seg4 bf16");
  * the w/u form ("The w/u form"; ref_staged_wu) forms each chunk's U by one
  * product with the state operand, from operands w and u that do not depend
- * on it. This program runs them all on one
+ * on it; the value operands in fp16 ("The value operands"; ref_staged_ops)
+ * round P, W, X and Ub to fp16 instead of bf16, all four or all but one.
+ * This program runs them all on one
  * sequence drawn as the benchmark draws its inputs and prints their errors
  * against the fp64 recurrence and the other forms' against the staged
  * reference.
@@ -26,12 +28,13 @@
 
 typedef int (*staged_fn)(const ref_problem *p, uint16_t *o, float *final_state);
 
-/* o and final state of one staged form, widened to fp64. */
-static int run(const ref_problem *p, staged_fn f, double *o64, double *s64, size_t no,
-               size_t ns) {
+/* o and final state of one staged form, widened to fp64: f, or with f
+ * NULL the staged reference with the value operands in the formats ops. */
+static int run(const ref_problem *p, staged_fn f, ref_operands ops, double *o64, double *s64,
+               size_t no, size_t ns) {
   uint16_t *o = malloc(no * 2);
   float *s = malloc(ns * 4);
-  int rc = !o || !s || f(p, o, s);
+  int rc = !o || !s || (f ? f(p, o, s) : ref_staged_ops(p, ops, o, s));
   if (rc == 0) {
     ref_bf16_to_f64_array(o, o64, no);
     ref_f32_to_f64_array(s, s64, ns);
@@ -62,10 +65,17 @@ int main(int argc, char **argv) {
   ref_rng rng = ref_rng_seed(0x5eedu + (uint64_t)T);
   ref_problem_owned *po = ref_problem_random(&rng, &T, 1, H, H, H, flags);
   size_t no = (size_t)T * H * REF_D, ns = (size_t)H * REF_D * REF_D;
-  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead, segments2,
-                                     segments4,  segments4_bf16,    ref_staged_wu};
-  static const char *const names[] = {"fp64", "staged", "folded",    "ahead",
-                                      "seg2", "seg4",   "seg4 bf16", "w/u"};
+  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead,
+                                     segments2,  segments4,         segments4_bf16,
+                                     ref_staged_wu, NULL, NULL, NULL, NULL, NULL};
+  static const ref_operands ops[] = {0, 0, 0, 0, 0, 0, 0, REF_OPERANDS_F16,
+                                     REF_OPERANDS_F16 & ~REF_F16_P, REF_OPERANDS_F16 & ~REF_F16_W,
+                                     REF_OPERANDS_F16 & ~REF_F16_X, REF_OPERANDS_F16 & ~REF_F16_UB};
+  static const char *const names[] = {"fp64",    "staged",          "folded",
+                                      "ahead",   "seg2",            "seg4",
+                                      "seg4 bf16", "w/u",           "f16 ops",
+                                      "f16 ops, P bf16", "f16 ops, W bf16", "f16 ops, X bf16",
+                                      "f16 ops, Ub bf16"};
   enum { NF = 1 + sizeof forms / sizeof forms[0] };
   double *o[NF], *s[NF]; /* fp64, then the forms */
   for (int i = 0; i < NF; i++)
@@ -74,7 +84,7 @@ int main(int argc, char **argv) {
   if (!po || ref_recurrence(&po->p, o[0], s[0]))
     return fprintf(stderr, "out of memory\n"), 1;
   for (int i = 1; i < NF; i++)
-    if (run(&po->p, forms[i - 1], o[i], s[i], no, ns))
+    if (run(&po->p, forms[i - 1], ops[i - 1], o[i], s[i], no, ns))
       return fprintf(stderr, "out of memory\n"), 1;
   for (int i = 1; i < NF; i++)
     printf("T %d, %d heads, flags %u, %s: against fp64 o %.3e, state %.3e\n", (int)T, H, flags,

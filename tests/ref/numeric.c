@@ -89,6 +89,18 @@ float ref_f16_to_f32(uint16_t h) {
 float ref_round_bf16(float x) { return ref_bf16_to_f32(ref_bf16(x)); }
 float ref_round_f16(float x) { return ref_f16_to_f32(ref_f16(x)); }
 
+uint16_t ref_operand_bits(unsigned f16, float x) {
+  return f16 ? ref_f16(x) : ref_bf16(x);
+}
+
+float ref_operand_to_f32(unsigned f16, uint16_t h) {
+  return f16 ? ref_f16_to_f32(h) : ref_bf16_to_f32(h);
+}
+
+float ref_round_operand(unsigned f16, float x) {
+  return ref_operand_to_f32(f16, ref_operand_bits(f16, x));
+}
+
 /* ---- random numbers ------------------------------------------------------ */
 
 ref_rng ref_rng_seed(uint64_t seed) {

@@ -76,6 +76,24 @@ float ref_f16_to_f32(uint16_t h);
 float ref_round_bf16(float x);
 float ref_round_f16(float x);
 
+/* The format of the value operands (numerics.md, "The value operands"):
+ * P and W, which prepare publishes, and X and Ub, which the scan forms.
+ * Each meets only another of them in a product (U = W X; P Ub in the
+ * output), so they may be fp16 where the operands that meet the caller's
+ * bf16 q and k (the state operand Sb, Ud) cannot. A set of REF_F16_*
+ * flags: the operands named are fp16, the others bf16. The kernels today:
+ * REF_OPERANDS_BF16; the mixed sets exist for studies. */
+enum { REF_F16_P = 1u << 0, REF_F16_W = 1u << 1, REF_F16_X = 1u << 2, REF_F16_UB = 1u << 3 };
+typedef unsigned ref_operands;
+#define REF_OPERANDS_BF16 0u
+#define REF_OPERANDS_F16 (REF_F16_P | REF_F16_W | REF_F16_X | REF_F16_UB)
+
+/* fp32 -> bits, bits -> fp32, and the two together, in fp16 where f16 is
+ * nonzero and in bf16 otherwise. */
+uint16_t ref_operand_bits(unsigned f16, float x);
+float ref_operand_to_f32(unsigned f16, uint16_t h);
+float ref_round_operand(unsigned f16, float x);
+
 /* ---- numeric.c: random numbers ------------------------------------------- */
 
 /* splitmix64: one 64-bit word of state, so a test can copy or re-seed it. */
@@ -143,9 +161,10 @@ typedef struct ref_chunk_in {
 /* What prepare computes for one chunk and head. g, P and W are what the
  * kernels publish to the workspace; A and T are kept for tests. */
 typedef struct ref_chunk_prep {
+  ref_operands ops;            /* the formats of P's and W's bits          */
   float g[REF_C];              /* cumulative decay g_t                     */
-  uint16_t P[REF_C][REF_C];    /* bf16 bits: decayed, masked Q K^T         */
-  uint16_t W[REF_C][REF_C];    /* bf16 bits: T with beta on the columns    */
+  uint16_t P[REF_C][REF_C];    /* decayed, masked Q K^T                    */
+  uint16_t W[REF_C][REF_C];    /* T with beta on the columns               */
   uint16_t T[REF_C][REF_C];    /* fp16 bits: (I + A)^-1 from the ladder    */
   float A[REF_C][REF_C];       /* fp32: beta-weighted decayed K K^T, s < t */
 } ref_chunk_prep;
@@ -155,15 +174,16 @@ typedef struct ref_chunk_prep {
 int ref_chunk_gather(const ref_problem *p, int seq, int c, int h,
                      ref_chunk_in *out);
 
-/* Prepare, numerics.md steps 1-5, and its stages one by one. */
-void ref_chunk_prepare(const ref_chunk_in *in, ref_chunk_prep *out);
+/* Prepare, numerics.md steps 1-5, and its stages one by one; P and W in
+ * the formats ops names. */
+void ref_chunk_prepare(const ref_chunk_in *in, ref_operands ops, ref_chunk_prep *out);
 void ref_chunk_decay(const float *a /* [64] */, float *g /* [64] */);
-void ref_chunk_masks(const ref_chunk_in *in, const float *g /* [64] */,
+void ref_chunk_masks(const ref_chunk_in *in, const float *g /* [64] */, ref_operands ops,
                      uint16_t P[REF_C][REF_C], float A[REF_C][REF_C]);
 void ref_chunk_inverse(const float A[REF_C][REF_C],
                        uint16_t T[REF_C][REF_C]);
-void ref_chunk_publish(const uint16_t T[REF_C][REF_C],
-                       const float *b /* [64] */, uint16_t W[REF_C][REF_C]);
+void ref_chunk_publish(const uint16_t T[REF_C][REF_C], const float *b /* [64] */,
+                       ref_operands ops, uint16_t W[REF_C][REF_C]);
 
 /* Scan and output of one chunk, numerics.md "Scan and output".
  * S: [128 (V)][128 (K)] fp32 state, read and advanced past the chunk.
@@ -184,9 +204,10 @@ float ref_dot_f32(float acc, const float *x, const float *y, int n);
 /* The steps of the scan that the other staged forms share with it, for one
  * chunk and one state row v at a time. */
 
-/* One chunk as the scan reads it, P and W widened from their bf16 bits. */
+/* One chunk as the scan reads it, P and W widened from their bits. */
 typedef struct ref_scan_chunk {
   const ref_chunk_in *in;
+  ref_operands ops;            /* prep->ops, which also gives X's and Ub's */
   const float *g;              /* [64] prep->g                             */
   float gL;                    /* g of the last valid token                */
   float scale;
@@ -201,7 +222,8 @@ void ref_scan_state_operand(const float *Srow, float *sb);
 /* Step 2: OP[t][v] = Q[t] . Sb[v], from row v's operand sb [128] into op [64]. */
 void ref_scan_prior_output(const float *sb, const ref_chunk_in *in, float *op);
 /* Step 5 before its rounding, rows t < L: out[t] = scale * (g_t op[t] +
- * P[t] . bf16(u)), from OP's column op and U's fp32 column u (all [64]). */
+ * P[t] . Ub), Ub = u rounded to the operand format, from OP's column op
+ * and U's fp32 column u (all [64]). */
 void ref_scan_output_sums(const ref_scan_chunk *c, const float *op, const float *u,
                           float *out);
 /* Step 6: Ud's column ud [64] (bf16 values) from U's fp32 column u [64],
@@ -223,10 +245,15 @@ typedef struct ref_ahead ref_ahead;
 typedef int (*ref_chunk_scan_fn)(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
                                  float scale, uint16_t o[REF_C][REF_D], ref_ahead *ahead);
 
+/* The same with the value operands in the formats ops; ref_staged is
+ * REF_OPERANDS_BF16. */
+int ref_staged_ops(const ref_problem *p, ref_operands ops, uint16_t *o, float *final_state);
+
 /* The driver of ref_staged and of the staged forms that change only the
- * scan: every sequence and output head, chunk by chunk through `scan`.
- * Arguments and result as ref_staged's. */
-int ref_staged_run(const ref_problem *p, ref_chunk_scan_fn scan, uint16_t *o,
+ * scan: every sequence and output head, chunk by chunk, prepared with the
+ * value operands in the formats ops, through `scan`. Other arguments and
+ * result as ref_staged's. */
+int ref_staged_run(const ref_problem *p, ref_operands ops, ref_chunk_scan_fn scan, uint16_t *o,
                    float *final_state);
 
 /* The same with the folded update of numerics.md ("The folded update"):

@@ -46,7 +46,7 @@ static void first_segment(const ref_problem *p, int n, int h, int c1, segment_sc
                           uint16_t *out) {
   for (int c = 0; c < c1; c++) {
     ref_chunk_gather(p, n, c, h, &w->in);
-    ref_chunk_prepare(&w->in, &w->prep);
+    ref_chunk_prepare(&w->in, REF_OPERANDS_BF16, &w->prep);
     ref_chunk_scan(w->S, &w->in, &w->prep, p->scale, w->o);
     put_rows(p, n, c, h, w->in.L, w->o, out);
   }
@@ -61,7 +61,7 @@ static void side_scans(const ref_problem *p, int n, int h, int c0, int c1,
     w->M[i * REF_D + i] = 1.0f;
   for (int c = c0; c < c1; c++) {
     ref_chunk_gather(p, n, c, h, &w->in);
-    ref_chunk_prepare(&w->in, &w->prep);
+    ref_chunk_prepare(&w->in, REF_OPERANDS_BF16, &w->prep);
     w->in0 = w->in;
     memset(w->in0.v, 0, sizeof w->in0.v);
     ref_chunk_scan_f32(w->E, &w->in, &w->prep, p->scale, w->oz[c - c0]);

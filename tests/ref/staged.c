@@ -83,10 +83,10 @@ void ref_chunk_decay(const float *a, float *g) {
 
 /* Steps 2-3: QK and KK in fp32, the decay transfer g_t * (1 / g_s) (the
  * fp32 reciprocal of the column's published value, then one product), beta
- * on the rows of KK.
- *   P[t][s] = bf16(QK[t][s] * (g_t * (1 / g_s)))    for s <= t
+ * on the rows of KK; P in its operand format (bf16 or fp16):
+ *   P[t][s] = op(QK[t][s] * (g_t * (1 / g_s)))      for s <= t
  *   A[t][s] = b_t * (KK[t][s] * (g_t * (1 / g_s)))  for s <  t */
-void ref_chunk_masks(const ref_chunk_in *in, const float *g,
+void ref_chunk_masks(const ref_chunk_in *in, const float *g, ref_operands ops,
                      uint16_t P[REF_C][REF_C], float A[REF_C][REF_C]) {
   for (int t = 0; t < REF_C; t++)
     for (int s = 0; s < REF_C; s++) {
@@ -96,7 +96,7 @@ void ref_chunk_masks(const ref_chunk_in *in, const float *g,
         continue;
       float decay = g[t] * (1.0f / g[s]);
       float qk = ref_dot_f32(0.0f, in->q[t], in->k[s], REF_D);
-      P[t][s] = ref_bf16(qk * decay);
+      P[t][s] = ref_operand_bits(ops & REF_F16_P, qk * decay);
       if (s < t) {
         float kk = ref_dot_f32(0.0f, in->k[t], in->k[s], REF_D);
         A[t][s] = in->b[t] * (kk * decay);
@@ -169,19 +169,21 @@ void ref_chunk_inverse(const float A[REF_C][REF_C],
       T[t][s] = ref_f16(D[t][s]);
 }
 
-/* Step 5: W[t][s] = bf16(float(T[t][s]) * b_s), beta on the columns. */
-void ref_chunk_publish(const uint16_t T[REF_C][REF_C], const float *b,
+/* Step 5: W[t][s] = op(float(T[t][s]) * b_s), beta on the columns, in its
+ * operand format. */
+void ref_chunk_publish(const uint16_t T[REF_C][REF_C], const float *b, ref_operands ops,
                        uint16_t W[REF_C][REF_C]) {
   for (int t = 0; t < REF_C; t++)
     for (int s = 0; s < REF_C; s++)
-      W[t][s] = ref_bf16(ref_f16_to_f32(T[t][s]) * b[s]);
+      W[t][s] = ref_operand_bits(ops & REF_F16_W, ref_f16_to_f32(T[t][s]) * b[s]);
 }
 
-void ref_chunk_prepare(const ref_chunk_in *in, ref_chunk_prep *out) {
+void ref_chunk_prepare(const ref_chunk_in *in, ref_operands ops, ref_chunk_prep *out) {
+  out->ops = ops;
   ref_chunk_decay(in->a, out->g);
-  ref_chunk_masks(in, out->g, out->P, out->A);
+  ref_chunk_masks(in, out->g, ops, out->P, out->A);
   ref_chunk_inverse(out->A, out->T);
-  ref_chunk_publish(out->T, in->b, out->W);
+  ref_chunk_publish(out->T, in->b, ops, out->W);
 }
 
 /* ---- scan and output ----------------------------------------------------- */
@@ -210,13 +212,14 @@ static void project_state(const float *sb /* [128] */, const ref_chunk_in *in,
     ks[t] = ref_dot_f32(0.0f, in->k[t], sb, REF_D);
 }
 
-/* Step 4: X[s][v] = bf16(V[s][v] - g_s * KS[s][v]);  U[t][v] = W[t] . X[:, v],
- * the product g_s * KS rounded to fp32 before the subtraction (no FMA). */
+/* Step 4: X[s][v] = op(V[s][v] - g_s * KS[s][v]) in its operand format;
+ * U[t][v] = W[t] . X[:, v], the product g_s * KS rounded to fp32 before the
+ * subtraction (no FMA). */
 static void correct_values(const ref_scan_chunk *c, int v, const float *ks,
                            float *u /* [64] */) {
   float x[REF_C];
   for (int s = 0; s < REF_C; s++)
-    x[s] = ref_round_bf16(c->in->v[s][v] - c->g[s] * ks[s]);
+    x[s] = ref_round_operand(c->ops & REF_F16_X, c->in->v[s][v] - c->g[s] * ks[s]);
   for (int t = 0; t < REF_C; t++)
     u[t] = ref_dot_f32(0.0f, c->W[t], x, REF_C);
 }
@@ -227,7 +230,7 @@ void ref_scan_output_sums(const ref_scan_chunk *c, const float *op, const float 
                           float *out /* [64] */) {
   float ub[REF_C];
   for (int s = 0; s < REF_C; s++)
-    ub[s] = ref_round_bf16(u[s]);
+    ub[s] = ref_round_operand(c->ops & REF_F16_UB, u[s]);
   for (int t = 0; t < c->in->L; t++)
     out[t] = c->scale * ref_dot_f32(c->g[t] * op[t], c->P[t], ub, REF_C);
 }
@@ -257,11 +260,12 @@ void ref_scan_advance(float *Srow, const ref_scan_chunk *c, const float *u, floa
 
 void ref_scan_chunk_init(ref_scan_chunk *c, const ref_chunk_in *in, const ref_chunk_prep *prep,
                          float scale) {
-  *c = (ref_scan_chunk){.in = in, .g = prep->g, .gL = prep->g[in->L - 1], .scale = scale};
+  *c = (ref_scan_chunk){
+      .in = in, .ops = prep->ops, .g = prep->g, .gL = prep->g[in->L - 1], .scale = scale};
   for (int t = 0; t < REF_C; t++)
     for (int s = 0; s < REF_C; s++) {
-      c->P[t][s] = ref_bf16_to_f32(prep->P[t][s]);
-      c->W[t][s] = ref_bf16_to_f32(prep->W[t][s]);
+      c->P[t][s] = ref_operand_to_f32(prep->ops & REF_F16_P, prep->P[t][s]);
+      c->W[t][s] = ref_operand_to_f32(prep->ops & REF_F16_W, prep->W[t][s]);
     }
 }
 
@@ -463,7 +467,7 @@ static int chunk_scan_folded(float *S, const ref_chunk_in *in, const ref_chunk_p
 /* Sequence n on output head h, chunk after chunk, from its own initial
  * state to its own final state; o rows go back to their packed tokens. */
 static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
-                        ref_chunk_scan_fn scan, uint16_t *o /* [T, Ho, 128] */,
+                        ref_operands ops, ref_chunk_scan_fn scan, uint16_t *o /* [T, Ho, 128] */,
                         float *final_state /* [N, Ho, 128, 128] or NULL */) {
   int Ho = ref_out_heads(p->Hq, p->Hv);
   size_t slot = ((size_t)n * Ho + h) * REF_D * REF_D;
@@ -471,7 +475,7 @@ static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
     w->S[i] = p->initial_state ? p->initial_state[slot + i] : 0.0f;
   w->ahead.have = 0;
   for (int c = 0; ref_chunk_gather(p, n, c, h, &w->in) == 0; c++) {
-    ref_chunk_prepare(&w->in, &w->prep);
+    ref_chunk_prepare(&w->in, ops, &w->prep);
     if (scan(w->S, &w->in, &w->prep, p->scale, w->o, &w->ahead))
       return -1;
     size_t tok = (size_t)p->cu_seqlens[n] + (size_t)c * REF_C;
@@ -483,7 +487,7 @@ static int run_sequence(const ref_problem *p, int n, int h, staged_scratch *w,
   return 0;
 }
 
-int ref_staged_run(const ref_problem *p, ref_chunk_scan_fn scan, uint16_t *o,
+int ref_staged_run(const ref_problem *p, ref_operands ops, ref_chunk_scan_fn scan, uint16_t *o,
                    float *final_state) {
   if (ref_problem_check(p))
     return -1;
@@ -493,19 +497,23 @@ int ref_staged_run(const ref_problem *p, ref_chunk_scan_fn scan, uint16_t *o,
   int Ho = ref_out_heads(p->Hq, p->Hv), rc = 0;
   for (int n = 0; n < p->N && rc == 0; n++)
     for (int h = 0; h < Ho && rc == 0; h++)
-      rc = run_sequence(p, n, h, w, scan, o, final_state);
+      rc = run_sequence(p, n, h, w, ops, scan, o, final_state);
   free(w);
   return rc;
 }
 
 int ref_staged(const ref_problem *p, uint16_t *o, float *final_state) {
-  return ref_staged_run(p, chunk_scan, o, final_state);
+  return ref_staged_run(p, REF_OPERANDS_BF16, chunk_scan, o, final_state);
+}
+
+int ref_staged_ops(const ref_problem *p, ref_operands ops, uint16_t *o, float *final_state) {
+  return ref_staged_run(p, ops, chunk_scan, o, final_state);
 }
 
 int ref_staged_folded(const ref_problem *p, uint16_t *o, float *final_state) {
-  return ref_staged_run(p, chunk_scan_folded, o, final_state);
+  return ref_staged_run(p, REF_OPERANDS_BF16, chunk_scan_folded, o, final_state);
 }
 
 int ref_staged_ahead(const ref_problem *p, uint16_t *o, float *final_state) {
-  return ref_staged_run(p, chunk_scan_ahead, o, final_state);
+  return ref_staged_run(p, REF_OPERANDS_BF16, chunk_scan_ahead, o, final_state);
 }

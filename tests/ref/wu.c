@@ -79,5 +79,5 @@ static int chunk_scan_wu(float *S, const ref_chunk_in *in, const ref_chunk_prep 
 }
 
 int ref_staged_wu(const ref_problem *p, uint16_t *o, float *final_state) {
-  return ref_staged_run(p, chunk_scan_wu, o, final_state);
+  return ref_staged_run(p, REF_OPERANDS_BF16, chunk_scan_wu, o, final_state);
 }
