@@ -610,7 +610,7 @@ static void test_inverse_ladder_correlated_keys(void **unused) {
   free(w);
 }
 
-/* ---- the value operands in fp16 (numerics.md, "The value operands") ------ */
+/* ---- the value operands in fp16 (numerics.md) ---------------------------- */
 
 /* |f - b| for two roundings of one fp32 value x, b to bf16 and f to fp16:
  * b is within 2^-8 |x| of x, f within 2^-11 |x| + 2^-25 (fp16's subnormal

@@ -76,11 +76,11 @@ float ref_f16_to_f32(uint16_t h);
 float ref_round_bf16(float x);
 float ref_round_f16(float x);
 
-/* The format of the value operands (numerics.md, "The value operands"):
- * P and W, which prepare publishes, and X and Ub, which the scan forms.
- * Each meets only another of them in a product (U = W X; P Ub in the
- * output), so they may be fp16 where the operands that meet the caller's
- * bf16 q and k (the state operand Sb, Ud) cannot. A set of REF_F16_*
+/* The format of the value operands (numerics.md, "The value operands in
+ * fp16"): P and W, which prepare publishes, and X and Ub, which the scan
+ * forms. Each meets only another of them in a product (U = W X; P Ub in
+ * the output), so they may be fp16 where the operands that meet the
+ * caller's bf16 q and k (the state operand Sb, Ud) cannot. A set of REF_F16_*
  * flags: the operands named are fp16, the others bf16. The kernels today:
  * REF_OPERANDS_BF16; the mixed sets exist for studies. */
 enum { REF_F16_P = 1u << 0, REF_F16_W = 1u << 1, REF_F16_X = 1u << 2, REF_F16_UB = 1u << 3 };
