@@ -66,17 +66,26 @@ int main(int argc, char **argv) {
   ref_rng rng = ref_rng_seed(0x5eedu + (uint64_t)T);
   ref_problem_owned *po = ref_problem_random(&rng, &T, 1, H, H, H, flags);
   size_t no = (size_t)T * H * REF_D, ns = (size_t)H * REF_D * REF_D;
-  static const staged_fn forms[] = {ref_staged, ref_staged_folded, ref_staged_ahead,
-                                     segments2,  segments4,         segments4_bf16,
-                                     ref_staged_wu, NULL, NULL, NULL, NULL, NULL};
-  static const ref_operands ops[] = {0, 0, 0, 0, 0, 0, 0, REF_OPERANDS_F16,
-                                     REF_OPERANDS_F16 & ~REF_F16_P, REF_OPERANDS_F16 & ~REF_F16_W,
-                                     REF_OPERANDS_F16 & ~REF_F16_X, REF_OPERANDS_F16 & ~REF_F16_UB};
-  static const char *const names[] = {"fp64",    "staged",          "folded",
-                                      "ahead",   "seg2",            "seg4",
-                                      "seg4 bf16", "w/u",           "f16 ops",
-                                      "f16 ops, P bf16", "f16 ops, W bf16", "f16 ops, X bf16",
-                                      "f16 ops, Ub bf16"};
+  /* Each form: its function, or NULL for the staged reference with the
+   * value operands in the formats ops. */
+  static const struct {
+    const char *name;
+    staged_fn f;
+    ref_operands ops;
+  } forms[] = {
+      {"staged", NULL, REF_OPERANDS_BF16},
+      {"folded", ref_staged_folded, 0},
+      {"ahead", ref_staged_ahead, 0},
+      {"seg2", segments2, 0},
+      {"seg4", segments4, 0},
+      {"seg4 bf16", segments4_bf16, 0},
+      {"w/u", ref_staged_wu, 0},
+      {"f16 ops", NULL, REF_OPERANDS_F16},
+      {"f16 ops, P bf16", NULL, REF_OPERANDS_F16 & ~REF_F16_P},
+      {"f16 ops, W bf16", NULL, REF_OPERANDS_F16 & ~REF_F16_W},
+      {"f16 ops, X bf16", NULL, REF_OPERANDS_F16 & ~REF_F16_X},
+      {"f16 ops, Ub bf16", NULL, REF_OPERANDS_F16 & ~REF_F16_UB},
+  };
   enum { NF = 1 + sizeof forms / sizeof forms[0] };
   double *o[NF], *s[NF]; /* fp64, then the forms */
   for (int i = 0; i < NF; i++)
@@ -85,13 +94,13 @@ int main(int argc, char **argv) {
   if (!po || ref_recurrence(&po->p, o[0], s[0]))
     return fprintf(stderr, "out of memory\n"), 1;
   for (int i = 1; i < NF; i++)
-    if (run(&po->p, forms[i - 1], ops[i - 1], o[i], s[i], no, ns))
+    if (run(&po->p, forms[i - 1].f, forms[i - 1].ops, o[i], s[i], no, ns))
       return fprintf(stderr, "out of memory\n"), 1;
   for (int i = 1; i < NF; i++)
     printf("T %d, %d heads, flags %u, %s: against fp64 o %.3e, state %.3e\n", (int)T, H, flags,
-           names[i], ref_rel_rms(o[i], o[0], no), ref_rel_rms(s[i], s[0], ns));
+           forms[i - 1].name, ref_rel_rms(o[i], o[0], no), ref_rel_rms(s[i], s[0], ns));
   for (int i = 2; i < NF; i++)
-    printf("%s against staged: o %.3e, state %.3e\n", names[i], ref_rel_rms(o[i], o[1], no),
-           ref_rel_rms(s[i], s[1], ns));
+    printf("%s against staged: o %.3e, state %.3e\n", forms[i - 1].name,
+           ref_rel_rms(o[i], o[1], no), ref_rel_rms(s[i], s[1], ns));
   return 0;
 }

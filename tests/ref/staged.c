@@ -503,7 +503,7 @@ int ref_staged_run(const ref_problem *p, ref_operands ops, ref_chunk_scan_fn sca
 }
 
 int ref_staged(const ref_problem *p, uint16_t *o, float *final_state) {
-  return ref_staged_run(p, REF_OPERANDS_BF16, chunk_scan, o, final_state);
+  return ref_staged_ops(p, REF_OPERANDS_BF16, o, final_state);
 }
 
 int ref_staged_ops(const ref_problem *p, ref_operands ops, uint16_t *o, float *final_state) {
