@@ -696,12 +696,6 @@ static void test_f16_operands_meet_the_target(void **unused) {
   ref_problem_free(o);
 }
 
-/* x *= 2^e, exactly: a power of two moves only the exponent. */
-static void scale_bf16(uint16_t *x, size_t n, int e) {
-  for (size_t i = 0; i < n; i++)
-    x[i] = ref_bf16(ldexpf(ref_bf16_to_f32(x[i]), e));
-}
-
 /* fp16's range, as numerics.md states it. With q times 2^13 and v times
  * 2^12 (|q . k| up to about 4e4, v up to about 2e4: within 65504) the
  * fp16 form keeps its accuracy; with q times 2^16 P passes 65504 and o is
@@ -714,8 +708,8 @@ static void test_f16_operands_range(void **unused) {
     ref_rng rng = ref_rng_seed(0x5eed);
     ref_problem_owned *o = ref_problem_random(&rng, lens, 3, 4, 4, 4, 0);
     assert_non_null(o);
-    scale_bf16(o->q, (size_t)o->p.T * 4 * REF_D, q_log2[i]);
-    scale_bf16(o->v, (size_t)o->p.T * 4 * REF_D, 12);
+    ref_scale_bf16(o->q, (size_t)o->p.T * 4 * REF_D, q_log2[i]);
+    ref_scale_bf16(o->v, (size_t)o->p.T * 4 * REF_D, 12);
     errors eb = staged_form_vs_ideal(&o->p, ref_staged);
     errors ef = staged_form_vs_ideal(&o->p, staged_f16);
     print_message("  q x 2^%d, v x 2^12: bf16 ops o %.3e state %.3e; f16 ops o %.3e state %.3e\n",

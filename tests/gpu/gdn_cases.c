@@ -192,12 +192,6 @@ static void lens_of(const Case *c, ref_rng *rng, int32_t *lens, int *n) {
     lens[i] = 1 + (int32_t)(ref_uniform(rng) * longest);
 }
 
-/* x *= 2^e, exactly: a power of two moves only the exponent. */
-static void scale_bf16(uint16_t *x, size_t n, int e) {
-  for (size_t i = 0; i < n; i++)
-    x[i] = ref_bf16(ldexpf(ref_bf16_to_f32(x[i]), e));
-}
-
 typedef struct Dev {
   CUdeviceptr q, k, v, alpha, beta, cu, h0;
   Guarded o, ht;
@@ -292,8 +286,8 @@ static void run_case(gpu_tally *t, gdn_handle *h, const Case *c, ref_rng *rng) {
       ref_problem_random(rng, lens, n, c->Hq, c->Hk, c->Hv, c->flags & ~LARGE);
   const ref_problem *p = &po->p;
   if (c->flags & LARGE) {
-    scale_bf16(po->q, (size_t)p->T * c->Hq * 128, 13);
-    scale_bf16(po->v, (size_t)p->T * c->Hv * 128, 12);
+    ref_scale_bf16(po->q, (size_t)p->T * c->Hq * 128, 13);
+    ref_scale_bf16(po->v, (size_t)p->T * c->Hv * 128, 12);
   }
   ((ref_problem *)p)->scale = 0.73f;
   int Ho = ref_out_heads(c->Hq, c->Hv);

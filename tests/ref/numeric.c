@@ -89,6 +89,11 @@ float ref_f16_to_f32(uint16_t h) {
 float ref_round_bf16(float x) { return ref_bf16_to_f32(ref_bf16(x)); }
 float ref_round_f16(float x) { return ref_f16_to_f32(ref_f16(x)); }
 
+void ref_scale_bf16(uint16_t *x, size_t n, int e) {
+  for (size_t i = 0; i < n; i++)
+    x[i] = ref_bf16(ldexpf(ref_bf16_to_f32(x[i]), e));
+}
+
 uint16_t ref_operand_bits(unsigned f16, float x) {
   return f16 ? ref_f16(x) : ref_bf16(x);
 }

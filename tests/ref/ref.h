@@ -75,6 +75,9 @@ float ref_f16_to_f32(uint16_t h);
 /* Round an fp32 value to the nearest bf16 / fp16 value, kept in fp32. */
 float ref_round_bf16(float x);
 float ref_round_f16(float x);
+/* n bf16 values times 2^e, in place: exact while they stay in range, since
+ * a power of two moves only the exponent (a test's inputs at another scale). */
+void ref_scale_bf16(uint16_t *x, size_t n, int e);
 
 /* The format of the value operands (numerics.md, "The value operands in
  * fp16"): P and W, which prepare publishes, and X and Ub, which the scan
