@@ -291,6 +291,7 @@ def worker_main(args):
                 import gdngen as gd
             env['gdngen'] = _safe(lambda: gd.version())
             env['gdngen_build'] = _safe(lambda: gd.build_id())
+            env['gdngen_operands'] = _safe(lambda: gd.value_operands())
             env['gdngen_file'] = repo_path(getattr(gd, '__file__', None))
         except Exception as e:  # noqa: BLE001
             rec['gdngen_import_error'] = f'{type(e).__name__}: {e}'
@@ -1000,7 +1001,8 @@ def render_markdown(result):
         L.append(f'- gdngen: IMPORT FAILED ({meta["gdngen_import_error"]}); FLA ran alone')
     else:
         L.append(f'- gdngen {env.get("gdngen", "?")}'
-                 + (f' ({env["gdngen_build"]})' if env.get('gdngen_build') else ''))
+                 + (f' ({env["gdngen_build"]})' if env.get('gdngen_build') else '')
+                 + (f', value operands {env["gdngen_operands"]}' if env.get('gdngen_operands') else ''))
     a = meta.get('args') or {}
     L.append(f'- protocol: {a.get("reps")} process(es) per row (up to {a.get("reps_close")} where a ratio was '
              f'within ±2 % of 1), implementation order rotated; {a.get("warmup")} warm-up + {a.get("iters")} timed '

@@ -399,9 +399,9 @@ static __device__ __forceinline__ void wgmma_m64n32k16_rs_bf16_rk(float (&d)[16]
 }
 
 // D(64x64, f32) += A(64x16) B(16x64), A in registers, B K-major.
-static __device__ __forceinline__ void wgmma_m64n64k16_rs_bf16_rk(float (&d)[32], u32 a0, u32 a1, u32 a2, u32 a3, u64 db, int scale_d) {
+static __device__ __forceinline__ void wgmma_m64n64k16_rs_f16_rk(float (&d)[32], u32 a0, u32 a1, u32 a2, u32 a3, u64 db, int scale_d) {
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
-      " wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, "
       "%8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, "
@@ -435,6 +435,22 @@ static __device__ __forceinline__ void wgmma_m64n128k16_rs_bf16_rm(float (&d)[64
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), 
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), 
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(scale_d));
+}
+
+// D(64x64, f32) += A(64x16) B(16x64), A in registers, B K-major.
+static __device__ __forceinline__ void wgmma_m64n64k16_rs_bf16_rk(float (&d)[32], u32 a0, u32 a1, u32 a2, u32 a3, u64 db, int scale_d) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31"
+      "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), 
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), 
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), 
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(scale_d));
 }
 
@@ -514,7 +530,7 @@ static __device__ __forceinline__ int seq_bound(const int *cu_seqlens, int i, in
   return cu_seqlens ? cu_seqlens[i] : (i == 0 ? 0 : T);
 }
 
-// P and W leave for the workspace (row-major 64 x 64 bf16, 8 KB each in
+// P and W leave for the workspace (row-major 64 x 64, f16, 8 KB each in
 // one piece) through shared memory. From the accumulator layout a warp's store
 // is eight rows of 16 bytes, half of every sector it touches. P is staged
 // with rows 144 bytes apart (consecutive rows start four banks apart,
@@ -526,7 +542,7 @@ static __device__ __forceinline__ void stage_word(u32 tile, int t, int s, u32 xy
 }
 
 static __device__ __forceinline__ void stage_pair(u32 tile, int t, int s, float x, float y) {
-  stage_word(tile, t, s, pack_bf16(x, y));
+  stage_word(tile, t, s, pack_f16(x, y));
 }
 
 static __device__ __forceinline__ void tile_out(u32 tile, u16 *dst, int i) {
@@ -674,7 +690,7 @@ static __device__ __forceinline__ void frag_load(u32 src, u32 (&x)[16], int wt) 
     ld_shared_v4(src + (u32)((i / 4 * 128 + wt) * 16), x[i], x[i + 1], x[i + 2], x[i + 3]);
 }
 
-// W = bf16(D diag(beta)) from the fp16 D tile at sd, in 16-byte stores of
+// W = f16(D diag(beta)) from the fp16 D tile at sd, in 16-byte stores of
 // 512 contiguous bytes a warp: thread wt forms columns 8 (wt % 8) onwards
 // of rows wt / 8 + 16 j, one 16-byte piece of the swizzled row each (the
 // eight pieces of a row, read by eight lanes, share no bank). Staging W
@@ -690,9 +706,11 @@ static __device__ __forceinline__ void w_out(u32 sd, const float *s_b, u16 *w, i
     u32 x[4], y[4];
     ld_shared_v4(sd + tile_d(8 * c, (wt >> 3) + 16 * j), x[0], x[1], x[2], x[3]);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) // x[i]: columns 8c + 2i (low half) and 8c + 2i + 1
-      y[i] = pack_bf16(f16_to_f32((u16)(x[i] & 0xFFFFu)) * b[2 * i],
-                       f16_to_f32((u16)(x[i] >> 16)) * b[2 * i + 1]);
+    for (int i = 0; i < 4; ++i) { // x[i]: columns 8c + 2i (low half) and 8c + 2i + 1
+      const float lo = f16_to_f32((u16)(x[i] & 0xFFFFu)) * b[2 * i];
+      const float hi = f16_to_f32((u16)(x[i] >> 16)) * b[2 * i + 1];
+      y[i] = pack_f16(lo, hi);
+    }
     st_global_v4(to + j * 2048, y[0], y[1], y[2], y[3]);
   }
 }
@@ -985,12 +1003,13 @@ static __device__ __forceinline__ void lean_pa(const float (&qk)[32], float (&kk
       const int t = acc64_row(wt, r), s = acc64_col(wt, r);
       const int tb = row_block(W, r), sb = col_block(r);
       if (sb > tb) {
-        pp[q] = pack_bf16(qk[r] * 0.f, qk[r + 1] * 0.f);
+        pp[q] = pack_f16(qk[r] * 0.f, qk[r + 1] * 0.f);
       } else {
         const float d0 = gt[h] * gi[q >> 1].x, d1 = gt[h] * gi[q >> 1].y;
         const bool full = sb < tb;
-        pp[q] = pack_bf16(qk[r] * (full || s <= t ? d0 : 0.f),
-                          qk[r + 1] * (full || s + 1 <= t ? d1 : 0.f));
+        const float x0 = qk[r] * (full || s <= t ? d0 : 0.f);
+        const float x1 = qk[r + 1] * (full || s + 1 <= t ? d1 : 0.f);
+        pp[q] = pack_f16(x0, x1);
       }
     }
 #pragma unroll
@@ -1700,7 +1719,7 @@ static __device__ __forceinline__ void hand_load(u32 src, u32 *x, int n, int wt)
 }
 
 // One chunk of the state chain: S in, S after the chunk out; bf16(S) and
-// bf16(U) handed to warpgroup 1 through hand-off slot hj.
+// Ub = f16(U) handed to warpgroup 1 through hand-off slot hj.
 static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArgs &a, int c,
                                                    int wt) {
   const int g = a.g0 + c, hj = g & ((1 << a.hs) - 1), hp = (g >> a.hs) & 1; // slot, phase
@@ -1742,7 +1761,7 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   sa[29] = pack_bf16(S[58], S[59]);
   sa[30] = pack_bf16(S[60], S[61]);
   sa[31] = pack_bf16(S[62], S[63]);
-  // KS^T = Sb K^T; X^T[v][s] = bf16(V[s][v] - g_s KS^T[v][s]); U^T = X^T W^T.
+  // KS^T = Sb K^T; X^T[v][s] = f16(V[s][v] - g_s KS^T[v][s]); U^T = X^T W^T.
   // KS in two halves of s (ks, kt), U's k-steps over each
   // half issued once its X is formed, while the next half's product runs.
   #pragma unroll
@@ -1807,21 +1826,21 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
     const u16 vb = (u16)((r & 1) ? vv[r >> 1] >> 16 : vv[r >> 1] & 0xFFFFu);
     ks[r] = bf16_to_f32(vb) - gx[r] * ks[r];
   }
-  xa[0] = pack_bf16(ks[0], ks[1]);
-  xa[1] = pack_bf16(ks[2], ks[3]);
-  xa[2] = pack_bf16(ks[4], ks[5]);
-  xa[3] = pack_bf16(ks[6], ks[7]);
-  xa[4] = pack_bf16(ks[8], ks[9]);
-  xa[5] = pack_bf16(ks[10], ks[11]);
-  xa[6] = pack_bf16(ks[12], ks[13]);
-  xa[7] = pack_bf16(ks[14], ks[15]);
+  xa[0] = pack_f16(ks[0], ks[1]);
+  xa[1] = pack_f16(ks[2], ks[3]);
+  xa[2] = pack_f16(ks[4], ks[5]);
+  xa[3] = pack_f16(ks[6], ks[7]);
+  xa[4] = pack_f16(ks[8], ks[9]);
+  xa[5] = pack_f16(ks[10], ks[11]);
+  xa[6] = pack_f16(ks[12], ks[13]);
+  xa[7] = pack_f16(ks[14], ks[15]);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(xa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[0], xa[1], xa[2], xa[3], gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[4], xa[5], xa[6], xa[7], gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_f16_rk(u, xa[0], xa[1], xa[2], xa[3], gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
+  wgmma_m64n64k16_rs_f16_rk(u, xa[4], xa[5], xa[6], xa[7], gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
@@ -1831,21 +1850,21 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
     const u16 vb = (u16)((r & 1) ? vv[r >> 1] >> 16 : vv[r >> 1] & 0xFFFFu);
     kt[r - 16] = bf16_to_f32(vb) - gx[r] * kt[r - 16];
   }
-  xa[8] = pack_bf16(kt[0], kt[1]);
-  xa[9] = pack_bf16(kt[2], kt[3]);
-  xa[10] = pack_bf16(kt[4], kt[5]);
-  xa[11] = pack_bf16(kt[6], kt[7]);
-  xa[12] = pack_bf16(kt[8], kt[9]);
-  xa[13] = pack_bf16(kt[10], kt[11]);
-  xa[14] = pack_bf16(kt[12], kt[13]);
-  xa[15] = pack_bf16(kt[14], kt[15]);
+  xa[8] = pack_f16(kt[0], kt[1]);
+  xa[9] = pack_f16(kt[2], kt[3]);
+  xa[10] = pack_f16(kt[4], kt[5]);
+  xa[11] = pack_f16(kt[6], kt[7]);
+  xa[12] = pack_f16(kt[8], kt[9]);
+  xa[13] = pack_f16(kt[10], kt[11]);
+  xa[14] = pack_f16(kt[12], kt[13]);
+  xa[15] = pack_f16(kt[14], kt[15]);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand((xa + 8)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(u, (xa + 8)[0], (xa + 8)[1], (xa + 8)[2], (xa + 8)[3], gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(u, (xa + 8)[4], (xa + 8)[5], (xa + 8)[6], (xa + 8)[7], gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_f16_rk(u, (xa + 8)[0], (xa + 8)[1], (xa + 8)[2], (xa + 8)[3], gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_f16_rk(u, (xa + 8)[4], (xa + 8)[5], (xa + 8)[6], (xa + 8)[7], gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
@@ -1856,29 +1875,29 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
     gd[r] = y.x, gd[r + 1] = y.y;
   }
   // The hand-off stores are off the chain: bf16(S) while U runs (KS, its
-  // product, is complete), bf16(U) while the state update runs.
+  // product, is complete), Ub while the state update runs.
   mbar_wait_cluster(HAND_EMPTY(a, hj), hp ^ 1); // freed by another CTA when split
   hand_store(hand, sa, 32, wt);
 #pragma unroll
   for (int r = 0; r < 64; ++r) // S is no operand of the U product
     S[r] *= gl;
   wgmma_wait_0();
-  ua[0] = pack_bf16(u[0], u[1]);
-  ua[1] = pack_bf16(u[2], u[3]);
-  ua[2] = pack_bf16(u[4], u[5]);
-  ua[3] = pack_bf16(u[6], u[7]);
-  ua[4] = pack_bf16(u[8], u[9]);
-  ua[5] = pack_bf16(u[10], u[11]);
-  ua[6] = pack_bf16(u[12], u[13]);
-  ua[7] = pack_bf16(u[14], u[15]);
-  ua[8] = pack_bf16(u[16], u[17]);
-  ua[9] = pack_bf16(u[18], u[19]);
-  ua[10] = pack_bf16(u[20], u[21]);
-  ua[11] = pack_bf16(u[22], u[23]);
-  ua[12] = pack_bf16(u[24], u[25]);
-  ua[13] = pack_bf16(u[26], u[27]);
-  ua[14] = pack_bf16(u[28], u[29]);
-  ua[15] = pack_bf16(u[30], u[31]);
+  ua[0] = pack_f16(u[0], u[1]);
+  ua[1] = pack_f16(u[2], u[3]);
+  ua[2] = pack_f16(u[4], u[5]);
+  ua[3] = pack_f16(u[6], u[7]);
+  ua[4] = pack_f16(u[8], u[9]);
+  ua[5] = pack_f16(u[10], u[11]);
+  ua[6] = pack_f16(u[12], u[13]);
+  ua[7] = pack_f16(u[14], u[15]);
+  ua[8] = pack_f16(u[16], u[17]);
+  ua[9] = pack_f16(u[18], u[19]);
+  ua[10] = pack_f16(u[20], u[21]);
+  ua[11] = pack_f16(u[22], u[23]);
+  ua[12] = pack_f16(u[24], u[25]);
+  ua[13] = pack_f16(u[26], u[27]);
+  ua[14] = pack_f16(u[28], u[29]);
+  ua[15] = pack_f16(u[30], u[31]);
   // S = g_L S + Ud K with Ud = bf16(U (g_L / g_t)).
 #pragma unroll
   for (int r = 0; r < 32; ++r)
@@ -1960,7 +1979,7 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
-  hand_load(hand + 16384u, ua, 16, wt); // bf16(U) is no operand of OP
+  hand_load(hand + 16384u, ua, 16, wt); // Ub is no operand of OP
   if (!own)
     mbar_arrive(HAND_EMPTY(a, j));
   float gq[32]; // g by column, read while OP runs; registers r, r + 1 are adjacent columns
@@ -1978,10 +1997,10 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_f16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_f16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_f16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
+  wgmma_m64n64k16_rs_f16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -2140,7 +2159,7 @@ static __device__ __forceinline__ void output_role(ScanArgs a, int wt, int first
 // "Scan and output"). Two warpgroups and a producer warp:
 //   warpgroup 0, the state: keeps S[v][k] (fp32) in registers across all
 //     chunks as an m64n128 accumulator, computes KS, U and the state update
-//     (the chain that bounds the kernel), hands bf16(S) and bf16(U) of each
+//     (the chain that bounds the kernel), hands bf16(S) and Ub of each
 //     chunk to warpgroup 1;
 //   warpgroup 1, the output: O^T = g_t Sb Q^T + Ub P^T, off that chain;
 //   warpgroup 2, the producer: the copies of each chunk, as soon as the

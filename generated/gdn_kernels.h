@@ -22,9 +22,12 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 // q, k, v: 3-D maps {128, H, T}, one box = 64 columns x 1 head x 64 tokens.
 #define GDN_CHUNK_BOX_INNER 64u
 #define GDN_CHUNK_BOX_ROWS 64u
-// P and W: 2-D maps {64, slots * Ho * 64} of bf16, same box.
+// P and W: 2-D maps {64, slots * Ho * 64} of f16, same box.
+#define GDN_WS_TMA_DTYPE 6 /* CUtensorMapDataType */
+// 1 where P, W, X and Ub are fp16, 0 where bf16 (docs/numerics.md).
+#define GDN_VALUE_F16 1
 #define GDN_SWIZZLE 3 /* CUtensorMapSwizzle */
-// Workspace per chunk slot and output head: P and W (bf16 64 x 64), and
+// Workspace per chunk slot and output head: P and W (f16 64 x 64), and
 // g then g_L / g (fp32 2 x 64).
 #define GDN_WS_TILE_BYTES 8192u
 #define GDN_WS_G_BYTES 512u

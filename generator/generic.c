@@ -19,6 +19,14 @@ static const SmemTile TILE_K_MN = {DT_BF16, MAJOR_MN, SWZ_128B, 128, 64};
 static const SmemTile TILE_64 = {DT_BF16, MAJOR_K, SWZ_128B, 64, 64};
 /* The ladder's fp16 B operands D and Z: storage row = matrix row. */
 static const SmemTile TILE_D = {DT_F16, MAJOR_MN, SWZ_128B, 64, 64};
+/* The value operands' format (docs/numerics.md, "Why the value operands are
+ * fp16"): P and W, which prepare publishes, and X and Ub, which the scan
+ * forms, meet only each other in products (U = W X, the output's P Ub), so
+ * they are fp16, three more bits than bf16 at the same rate, where the
+ * state operand and Ud, which meet the caller's bf16 q and k, are bf16.
+ * P and W as the scan's B operands: */
+#define VALUE_DT DT_F16
+static const SmemTile TILE_VALUE = {VALUE_DT, MAJOR_K, SWZ_128B, 64, 64};
 
 static uint32_t carve(uint32_t *off, uint32_t bytes, uint32_t align) {
   uint32_t at = (*off + align - 1) / align * align;
@@ -281,6 +289,8 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
       tile_bytes(&TILE_QK) < 64 * OUT_ROW)
     rc = diag_fail(d, "generic: the q and k tiles are too small to hold A, D and Z, or P's staging");
   slot_add(&sl, "TAIL_QK", "tail_qk128");
+  slot_add(&sl, "PACK_VALUE", "%s", VALUE_DT == DT_F16 ? "pack_f16" : "pack_bf16");
+  slot_add(&sl, "VALUE_NAME", "%s", dtype_info(VALUE_DT)->name);
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "D_TILE", "tile_d");
   Operands qk = {&TILE_QK, &TILE_QK, "qk", NULL, "sq", "sk", "0", 0, 0};
@@ -364,19 +374,19 @@ static int scan_products(Prelude *p, Slots *sl, Diag *d) {
        * element's k order is unchanged). */
       {"PRODUCT_KS_A", rq(32, 128, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_QK, "ks", "sa", NULL, "sk", "0", 0, 0}},
       {"PRODUCT_KS_B", rq(32, 128, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_QK, "kt", "sa", NULL, "sk", "0", 32, 0}},
-      {"PRODUCT_U_A", rq(64, 32, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_64, "u", "xa", NULL, "sw", "0", 0, 0}},
-      {"PRODUCT_U_B", rq(64, 32, DT_BF16, SRC_REG, MAJOR_K, 0), {NULL, &TILE_64, "u", "(xa + 8)", NULL, "sw", "1", 0, 32}},
+      {"PRODUCT_U_A", rq(64, 32, VALUE_DT, SRC_REG, MAJOR_K, 0), {NULL, &TILE_VALUE, "u", "xa", NULL, "sw", "0", 0, 0}},
+      {"PRODUCT_U_B", rq(64, 32, VALUE_DT, SRC_REG, MAJOR_K, 0), {NULL, &TILE_VALUE, "u", "(xa + 8)", NULL, "sw", "1", 0, 32}},
       {"PRODUCT_S", rq(128, 64, DT_BF16, SRC_REG, MAJOR_MN, 0), {NULL, &TILE_K_MN, "S", "uda", NULL, "sk", "1", 0, 0}},
       {"PRODUCT_OP", rq(64, 128, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_QK, "op", "sa", NULL, "sq", "0", 0, 0}},
-      {"PRODUCT_O", rq(64, 64, DT_BF16, SRC_REG, MAJOR_K, 128), {NULL, &TILE_64, "op", "ua", NULL, "sp", "1", 0, 0}},
+      {"PRODUCT_O", rq(64, 64, VALUE_DT, SRC_REG, MAJOR_K, 128), {NULL, &TILE_VALUE, "op", "ua", NULL, "sp", "1", 0, 0}},
   };
   for (size_t i = 0; i < COUNT_OF(rows); i++)
     if (product(p, sl, rows[i].slot, 1, rows[i].r, rows[i].ops, d))
       return -1;
   to_a(p, sl, "S_TO_A", 1, "S", "sa", 8, DT_BF16);
-  to_a_steps(p, sl, "X_TO_A_A", 1, "ks", 0, "xa", 0, 2, DT_BF16);
-  to_a_steps(p, sl, "X_TO_A_B", 1, "kt", 16, "xa", 2, 4, DT_BF16);
-  to_a(p, sl, "U_TO_A", 1, "u", "ua", 4, DT_BF16);
+  to_a_steps(p, sl, "X_TO_A_A", 1, "ks", 0, "xa", 0, 2, VALUE_DT);
+  to_a_steps(p, sl, "X_TO_A_B", 1, "kt", 16, "xa", 2, 4, VALUE_DT);
+  to_a(p, sl, "U_TO_A", 1, "u", "ua", 4, VALUE_DT);
   to_a(p, sl, "UD_TO_A", 1, "u", "uda", 4, DT_BF16);
   return 0;
 }
@@ -499,6 +509,7 @@ static void scan_layout_slots(Slots *sl, const ScanLayout *l) {
   };
   for (size_t i = 0; i < COUNT_OF(rows); i++)
     slot_add(sl, rows[i].name, "%u", rows[i].v);
+  slot_add(sl, "VALUE_NAME", "%s", dtype_info(VALUE_DT)->name);
 }
 
 /* The 8 x 8 blocks of the m64n64 accumulator layout moved to or from a
@@ -665,10 +676,16 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// q, k, v: 3-D maps {128, H, T}, one box = %u columns x 1 head x %u tokens.\n",
        box[0], box[1]);
   outf(o, "#define GDN_CHUNK_BOX_INNER %uu\n#define GDN_CHUNK_BOX_ROWS %uu\n", box[0], box[1]);
-  outf(o, "// P and W: 2-D maps {64, slots * Ho * 64} of bf16, same box.\n");
+  outf(o, "// P and W: 2-D maps {64, slots * Ho * 64} of %s, same box.\n",
+       dtype_info(VALUE_DT)->name);
+  outf(o, "#define GDN_WS_TMA_DTYPE %d /* CUtensorMapDataType */\n",
+       dtype_info(VALUE_DT)->tma_code);
+  outf(o, "// 1 where P, W, X and Ub are fp16, 0 where bf16 (docs/numerics.md).\n");
+  outf(o, "#define GDN_VALUE_F16 %d\n", VALUE_DT == DT_F16);
   outf(o, "#define GDN_SWIZZLE %d /* CUtensorMapSwizzle */\n",
        swizzle_info(TILE_QK.swz)->tma_code);
-  outf(o, "// Workspace per chunk slot and output head: P and W (bf16 64 x 64), and\n");
+  outf(o, "// Workspace per chunk slot and output head: P and W (%s 64 x 64), and\n",
+       dtype_info(VALUE_DT)->name);
   outf(o, "// g then g_L / g (fp32 2 x 64).\n");
   outf(o, "#define GDN_WS_TILE_BYTES %uu\n#define GDN_WS_G_BYTES 512u\n", tile_bytes(&TILE_64));
   outf(o, "// gdn_fused: ready flags per slot and head (u32: two halves x two producer\n");

@@ -122,6 +122,8 @@ const char *gdn_status_string(gdn_status s) {
 
 const char *gdn_version(void) { return gdn_build_id; }
 
+int gdn_value_operands_f16(void) { return GDN_VALUE_F16; }
+
 const char *gdn_route_name(gdn_route r) {
   static const char *const names[] = {
       [GDN_ROUTE_GENERIC] = "generic",

@@ -150,6 +150,10 @@ const char *gdn_route_name(gdn_route r);
 /* "gdngen VERSION, kernels HASH": which generator and which kernels this
  * library carries (HASH: of the embedded CUDA sources). Needs no handle. */
 const char *gdn_version(void);
+/* 1 where this library's kernels round the value operands P, W, X and Ub
+ * to fp16, 0 where to bf16 (docs/numerics.md, "Why the value operands are
+ * fp16"): which form of the staged reference they match. Needs no handle. */
+int gdn_value_operands_f16(void);
 /* The last failure's sentence on this handle, "" if none. */
 const char *gdn_last_error(const gdn_handle *h);
 

@@ -5,13 +5,14 @@
 
 #include "internal.h"
 
-/* A bf16 tensor map with the chunk box and the kernels' swizzle: `rank`
- * dims (innermost first), rank - 1 byte strides, the box per dim. */
-static gdn_status map_bf16(gdn_handle *h, CUtensorMap *m, uint64_t base, cuuint32_t rank,
-                           const cuuint64_t *dims, const cuuint64_t *strides,
-                           const cuuint32_t *box, const char *what) {
+/* A tensor map of 2-byte elements of type `dt` with the chunk box and the
+ * kernels' swizzle: `rank` dims (innermost first), rank - 1 byte strides,
+ * the box per dim. */
+static gdn_status map_2b(gdn_handle *h, CUtensorMap *m, CUtensorMapDataType dt, uint64_t base,
+                         cuuint32_t rank, const cuuint64_t *dims, const cuuint64_t *strides,
+                         const cuuint32_t *box, const char *what) {
   const cuuint32_t es[3] = {1, 1, 1};
-  CUresult r = cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, (void *)base,
+  CUresult r = cuTensorMapEncodeTiled(m, dt, rank, (void *)base,
                                       dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                       (CUtensorMapSwizzle)GDN_SWIZZLE,
                                       CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -26,15 +27,17 @@ static gdn_status map_chunks(gdn_handle *h, CUtensorMap *m, uint64_t base, int h
   const cuuint64_t dims[3] = {GDN_HEAD_DIM, (cuuint64_t)heads, (cuuint64_t)T};
   const cuuint64_t strides[2] = {GDN_HEAD_DIM * 2, (cuuint64_t)heads * GDN_HEAD_DIM * 2};
   const cuuint32_t box[3] = {GDN_CHUNK_BOX_INNER, 1, GDN_CHUNK_BOX_ROWS};
-  return map_bf16(h, m, base, 3, dims, strides, box, what);
+  return map_2b(h, m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, 3, dims, strides, box, what);
 }
 
-/* A workspace region of 64 x 64 bf16 tiles as the 2-D map {64, rows}. */
+/* A workspace region of 64 x 64 tiles of P or W (in the value operands'
+ * format, gdn_kernels.h) as the 2-D map {64, rows}. */
 static gdn_status map_tiles(gdn_handle *h, CUtensorMap *m, CUdeviceptr base, int64_t rows,
                             const char *what) {
   const cuuint64_t dims[2] = {64, (cuuint64_t)rows}, strides[1] = {128};
   const cuuint32_t box[2] = {GDN_CHUNK_BOX_INNER, GDN_CHUNK_BOX_ROWS};
-  return map_bf16(h, m, base, 2, dims, strides, box, what);
+  return map_2b(h, m, (CUtensorMapDataType)GDN_WS_TMA_DTYPE, base, 2, dims, strides, box,
+                what);
 }
 
 /* `cluster` CTAs along x make a cluster (1: none). `early` launches the

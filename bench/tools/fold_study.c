@@ -12,7 +12,7 @@
  * with its zero-start outputs kept in fp32 or rounded to bf16 ("seg4 bf16");
  * the w/u form ("The w/u form"; ref_staged_wu) forms each chunk's U by one
  * product with the state operand, from operands w and u that do not depend
- * on it; the value operands in fp16 ("The value operands in fp16";
+ * on it; the value operands in fp16 ("Why the value operands are fp16";
  * ref_staged_ops) round P, W, X and Ub to fp16 instead of bf16, all four or
  * all but one.
  * This program runs them all on one

@@ -146,7 +146,8 @@ static void *ideal_thread(void *arg) {
 static void references(Refs *r) {
   pthread_t th;
   pthread_create(&th, NULL, ideal_thread, r);
-  ref_staged(r->p, r->o_staged, r->st_staged);
+  ref_staged_ops(r->p, gdn_value_operands_f16() ? REF_OPERANDS_F16 : REF_OPERANDS_BF16,
+                 r->o_staged, r->st_staged);
   pthread_join(th, NULL);
 }
 

@@ -580,7 +580,8 @@ static int compare_refs(Stress *s, const Call *c, const uint16_t *o, const float
   uint16_t *o_st = xmalloc(no * 2);
   float *st_st = xmalloc(ns * 4);
   double *o_id = xmalloc(no * 8), *st_id = xmalloc(ns * 8);
-  if (ref_staged(&rp, o_st, st_st) || ref_recurrence(&rp, o_id, st_id)) {
+  if (ref_staged_ops(&rp, gdn_value_operands_f16() ? REF_OPERANDS_F16 : REF_OPERANDS_BF16,
+                     o_st, st_st) || ref_recurrence(&rp, o_id, st_id)) {
     snprintf(s->check_why, sizeof s->check_why, "a reference refused the problem");
     free(o_st), free(st_st), free(o_id), free(st_id);
     return -1;

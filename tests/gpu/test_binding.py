@@ -126,7 +126,9 @@ def test_build_id():
     b = gdngen.build_id()
     assert re.fullmatch(r"gdngen \d+\.\d+\.\d+, kernels [0-9a-f]{16}", b), b
     assert b.startswith("gdngen " + gdngen.version() + ","), b
-    return b
+    ops = gdngen.value_operands()
+    assert ops in ("fp16", "bf16"), ops
+    return f"{b}, value operands {ops}"
 
 
 def test_cuda_graph():

@@ -79,13 +79,15 @@ float ref_round_f16(float x);
  * a power of two moves only the exponent (a test's inputs at another scale). */
 void ref_scale_bf16(uint16_t *x, size_t n, int e);
 
-/* The format of the value operands (numerics.md, "The value operands in
+/* The format of the value operands (numerics.md, "Why the value operands are
  * fp16"): P and W, which prepare publishes, and X and Ub, which the scan
  * forms. Each meets only another of them in a product (U = W X; P Ub in
  * the output), so they may be fp16 where the operands that meet the
  * caller's bf16 q and k (the state operand Sb, Ud) cannot. A set of REF_F16_*
  * flags: the operands named are fp16, the others bf16. The kernels today:
- * REF_OPERANDS_BF16; the mixed sets exist for studies. */
+ * REF_OPERANDS_F16 (gdn_value_operands_f16()); REF_OPERANDS_BF16 is the
+ * form before them, on which the other staged forms build; the mixed sets
+ * exist for studies. */
 enum { REF_F16_P = 1u << 0, REF_F16_W = 1u << 1, REF_F16_X = 1u << 2, REF_F16_UB = 1u << 3 };
 typedef unsigned ref_operands;
 #define REF_OPERANDS_BF16 0u
@@ -248,8 +250,8 @@ typedef struct ref_ahead ref_ahead;
 typedef int (*ref_chunk_scan_fn)(float *S, const ref_chunk_in *in, const ref_chunk_prep *prep,
                                  float scale, uint16_t o[REF_C][REF_D], ref_ahead *ahead);
 
-/* The same with the value operands in the formats ops; ref_staged is
- * REF_OPERANDS_BF16. */
+/* The same with the value operands in the formats ops: REF_OPERANDS_F16
+ * is the kernels' form; ref_staged is REF_OPERANDS_BF16, the form before. */
 int ref_staged_ops(const ref_problem *p, ref_operands ops, uint16_t *o, float *final_state);
 
 /* The driver of ref_staged and of the staged forms that change only the

@@ -21,7 +21,7 @@ import math
 import os
 import threading
 
-__all__ = ["chunk_gated_delta_rule", "query_route", "version", "build_id"]
+__all__ = ["chunk_gated_delta_rule", "query_route", "version", "build_id", "value_operands"]
 
 _VERSION = "0.1.0"
 _ROUTES = {0: "generic", 1: "register_replay", 2: "predecessor_replay"}
@@ -69,6 +69,8 @@ class _Lib:
         L.gdn_status_string.restype = ctypes.c_char_p
         L.gdn_version.argtypes = []
         L.gdn_version.restype = ctypes.c_char_p
+        L.gdn_value_operands_f16.argtypes = []
+        L.gdn_value_operands_f16.restype = ctypes.c_int
         self.handles = {}
         self.ws_sizes = {}
         self.lock = threading.Lock()
@@ -146,6 +148,12 @@ def build_id():
     """What the loaded libgdn carries: "gdngen VERSION, kernels HASH" (HASH of
     the embedded CUDA sources). Loads the library; needs no GPU."""
     return _get_lib().lib.gdn_version().decode()
+
+
+def value_operands():
+    """The format the loaded kernels round the value operands P, W, X and Ub
+    to, "fp16" or "bf16" (docs/numerics.md). Loads the library; needs no GPU."""
+    return "fp16" if _get_lib().lib.gdn_value_operands_f16() else "bf16"
 
 
 def _need(cond, msg):
