@@ -893,7 +893,7 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
   // once its M product, the one reader of sz, is done.
 }
 
-// T = (I + A)^-1 by the ladder of docs/numerics.md, then W = bf16(T diag(b)).
+// T = (I + A)^-1 by the ladder of docs/numerics.md, then W = f16(T diag(b)).
 // A arrives in shared memory (fragment order; its diagonal 8 x 8 blocks in
 // s_a8, the blocks below them that the rung to 16 merges, as fp16, in
 // s_c8). The first two rungs run on the CUDA cores (forward_subst, merge16,
@@ -1066,8 +1066,8 @@ struct PrepArgs {
 };
 
 // One prepare unit: the WY data of one 64-token chunk for one output head
-// (docs/numerics.md, "Prepare"): g, P = bf16(decayed, masked Q K^T) and
-// W = bf16((I + A)^-1 diag(beta)), written to the workspace slot of the
+// (docs/numerics.md, "Prepare"): g, P = f16(decayed, masked Q K^T) and
+// W = f16((I + A)^-1 diag(beta)), written to the workspace slot of the
 // chunk. One warpgroup forms QK and KK, then P, A and the inverse ladder
 // 8 -> 16 -> 32 -> 64 (the rung to 16 on the CUDA cores, the others as fp16
 // tensor-core products). Once QK and KK are formed, the q and k tiles are

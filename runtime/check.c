@@ -78,7 +78,7 @@ static gdn_status check_sizes(const gdn_prefill_args *a, char *msg, size_t n) {
   return GDN_OK;
 }
 
-/* Workspace: P, W (bf16 64 x 64), g (fp32 2 x 64) and the ready flags of
+/* Workspace: P, W (fp16 64 x 64), g (fp32 2 x 64) and the ready flags of
  * gdn_fused (4 x u32) per slot and head. */
 static gdn_status plan_workspace(gdn_plan *p, char *msg, size_t n) {
   p->slots = p->T / 64 + p->N;
