@@ -289,7 +289,7 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
       tile_bytes(&TILE_QK) < 64 * OUT_ROW)
     rc = diag_fail(d, "generic: the q and k tiles are too small to hold A, D and Z, or P's staging");
   slot_add(&sl, "TAIL_QK", "tail_qk128");
-  slot_add(&sl, "PACK_VALUE", "%s", VALUE_DT == DT_F16 ? "pack_f16" : "pack_bf16");
+  slot_add(&sl, "PACK_VALUE", "pack_%s", dtype_info(VALUE_DT)->ptx); /* emit_cvt_pack's name */
   slot_add(&sl, "VALUE_NAME", "%s", dtype_info(VALUE_DT)->name);
   slot_add(&sl, "ACC", "acc64");
   slot_add(&sl, "D_TILE", "tile_d");
