@@ -17,6 +17,13 @@ static __device__ __forceinline__ u64 gdn_desc(u32 addr, u64 high) {
   return high | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+// A later k-step's descriptor: the first step's, its start moved by `delta`
+// bytes in the low word alone (shared addresses stay below 2^18, so the
+// start field never carries), so that only the first step is masked and shifted.
+static __device__ __forceinline__ u64 gdn_desc_at(u64 first, u32 delta) {
+  return (first & 0xFFFFFFFF00000000ull) | (u32)((u32)first + (delta >> 4));
+}
+
 // cvta.to.shared: the 32-bit shared-window address of a generic pointer.
 static __device__ __forceinline__ u32 smem_u32(const void *ptr) {
   u32 r;
@@ -815,10 +822,13 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     #pragma unroll
     for (int i_ = 0; i_ < 16; ++i_) fence_operand(ca[i_]);
     wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc(sd + 0u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[4], ca[5], ca[6], ca[7], gdn_desc(sd + 2048u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[8], ca[9], ca[10], ca[11], gdn_desc(sd + 4096u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[12], ca[13], ca[14], ca[15], gdn_desc(sd + 6144u, 0x4000004002000000ull), 1);
+    {
+      const u64 db_ = gdn_desc(sd + 0u, 0x4000004002000000ull);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc_at(db_, 0u), 0);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[4], ca[5], ca[6], ca[7], gdn_desc_at(db_, 2048u), 1);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[8], ca[9], ca[10], ca[11], gdn_desc_at(db_, 4096u), 1);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[12], ca[13], ca[14], ca[15], gdn_desc_at(db_, 6144u), 1);
+    }
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
   } else if (b == 16) {
@@ -827,8 +837,11 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     for (int i_ = 0; i_ < 4; ++i_) fence_operand(ca[i_]);
     for (int i_ = 8; i_ < 12; ++i_) fence_operand(ca[i_]);
     wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc(sd + 0u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[8], ca[9], ca[10], ca[11], gdn_desc(sd + 4096u, 0x4000004002000000ull), 1);
+    {
+      const u64 db_ = gdn_desc(sd + 0u, 0x4000004002000000ull);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc_at(db_, 0u), 0);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[8], ca[9], ca[10], ca[11], gdn_desc_at(db_, 4096u), 1);
+    }
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
   } else {
@@ -837,8 +850,11 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     for (int i_ = 0; i_ < 4; ++i_) fence_operand(ca[i_]);
     for (int i_ = 4; i_ < 8; ++i_) fence_operand(ca[i_]);
     wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc(sd + 0u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, ca[4], ca[5], ca[6], ca[7], gdn_desc(sd + 2048u, 0x4000004002000000ull), 1);
+    {
+      const u64 db_ = gdn_desc(sd + 0u, 0x4000004002000000ull);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[0], ca[1], ca[2], ca[3], gdn_desc_at(db_, 0u), 0);
+      wgmma_m64n64k16_rs_f16_rm(z, ca[4], ca[5], ca[6], ca[7], gdn_desc_at(db_, 2048u), 1);
+    }
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
   }
@@ -853,10 +869,13 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     #pragma unroll
     for (int i_ = 0; i_ < 16; ++i_) fence_operand(da[i_]);
     wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, da[0], da[1], da[2], da[3], gdn_desc(sz + 0u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, da[4], da[5], da[6], da[7], gdn_desc(sz + 2048u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, da[8], da[9], da[10], da[11], gdn_desc(sz + 4096u, 0x4000004002000000ull), 1);
-    wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
+    {
+      const u64 db_ = gdn_desc(sz + 0u, 0x4000004002000000ull);
+      wgmma_m64n64k16_rs_f16_rm(z, da[0], da[1], da[2], da[3], gdn_desc_at(db_, 0u), 0);
+      wgmma_m64n64k16_rs_f16_rm(z, da[4], da[5], da[6], da[7], gdn_desc_at(db_, 2048u), 1);
+      wgmma_m64n64k16_rs_f16_rm(z, da[8], da[9], da[10], da[11], gdn_desc_at(db_, 4096u), 1);
+      wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc_at(db_, 6144u), 1);
+    }
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
   } else if (b == 16) {
@@ -865,8 +884,11 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     for (int i_ = 4; i_ < 8; ++i_) fence_operand(da[i_]);
     for (int i_ = 12; i_ < 16; ++i_) fence_operand(da[i_]);
     wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, da[4], da[5], da[6], da[7], gdn_desc(sz + 2048u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
+    {
+      const u64 db_ = gdn_desc(sz + 2048u, 0x4000004002000000ull);
+      wgmma_m64n64k16_rs_f16_rm(z, da[4], da[5], da[6], da[7], gdn_desc_at(db_, 0u), 0);
+      wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc_at(db_, 4096u), 1);
+    }
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
   } else {
@@ -875,8 +897,11 @@ static __device__ __forceinline__ void rung(int b, u32 afrag, u32 (&da)[16], flo
     for (int i_ = 8; i_ < 12; ++i_) fence_operand(da[i_]);
     for (int i_ = 12; i_ < 16; ++i_) fence_operand(da[i_]);
     wgmma_fence();
-    wgmma_m64n64k16_rs_f16_rm(z, da[8], da[9], da[10], da[11], gdn_desc(sz + 4096u, 0x4000004002000000ull), 0);
-    wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc(sz + 6144u, 0x4000004002000000ull), 1);
+    {
+      const u64 db_ = gdn_desc(sz + 4096u, 0x4000004002000000ull);
+      wgmma_m64n64k16_rs_f16_rm(z, da[8], da[9], da[10], da[11], gdn_desc_at(db_, 0u), 0);
+      wgmma_m64n64k16_rs_f16_rm(z, da[12], da[13], da[14], da[15], gdn_desc_at(db_, 2048u), 1);
+    }
     #pragma unroll
     for (int i_ = 0; i_ < 32; ++i_) fence_operand(z[i_]);
   }
@@ -1198,27 +1223,35 @@ static __device__ __forceinline__ void prepare_unit(const PrepArgs &a, int slot,
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(qk[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 32u, 0x4000004000010000ull), gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 64u, 0x4000004000010000ull), gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 96u, 0x4000004000010000ull), gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8192u, 0x4000004000010000ull), gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8224u, 0x4000004000010000ull), gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8256u, 0x4000004000010000ull), gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc(sq + 8288u, 0x4000004000010000ull), gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sq + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(qk, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(qk[i_]);
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(kk[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 32u, 0x4000004000010000ull), gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 64u, 0x4000004000010000ull), gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 96u, 0x4000004000010000ull), gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8192u, 0x4000004000010000ull), gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8224u, 0x4000004000010000ull), gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8256u, 0x4000004000010000ull), gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc(sk + 8288u, 0x4000004000010000ull), gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sk + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(kk, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(kk[i_]);
   wgmma_commit();
@@ -1769,14 +1802,17 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ks[i_]);
   wgmma_commit();
@@ -1785,14 +1821,17 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[0], sa[1], sa[2], sa[3], gdn_desc(sk + 4096u, 0x4000004000010000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[4], sa[5], sa[6], sa[7], gdn_desc(sk + 4128u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[8], sa[9], sa[10], sa[11], gdn_desc(sk + 4160u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[12], sa[13], sa[14], sa[15], gdn_desc(sk + 4192u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[16], sa[17], sa[18], sa[19], gdn_desc(sk + 12288u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[20], sa[21], sa[22], sa[23], gdn_desc(sk + 12320u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[24], sa[25], sa[26], sa[27], gdn_desc(sk + 12352u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(kt, sa[28], sa[29], sa[30], sa[31], gdn_desc(sk + 12384u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 4096u, 0x4000004000010000ull);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[4], sa[5], sa[6], sa[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[8], sa[9], sa[10], sa[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[12], sa[13], sa[14], sa[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[16], sa[17], sa[18], sa[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[20], sa[21], sa[22], sa[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[24], sa[25], sa[26], sa[27], gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(kt, sa[28], sa[29], sa[30], sa[31], gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(kt[i_]);
   wgmma_commit();
@@ -1839,8 +1878,11 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(xa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_f16_rk(u, xa[0], xa[1], xa[2], xa[3], gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_f16_rk(u, xa[4], xa[5], xa[6], xa[7], gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_f16_rk(u, xa[0], xa[1], xa[2], xa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_f16_rk(u, xa[4], xa[5], xa[6], xa[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
@@ -1863,8 +1905,11 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand((xa + 8)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_f16_rk(u, (xa + 8)[0], (xa + 8)[1], (xa + 8)[2], (xa + 8)[3], gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_f16_rk(u, (xa + 8)[4], (xa + 8)[5], (xa + 8)[6], (xa + 8)[7], gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sw + 64u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_f16_rk(u, (xa + 8)[0], (xa + 8)[1], (xa + 8)[2], (xa + 8)[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_f16_rk(u, (xa + 8)[4], (xa + 8)[5], (xa + 8)[6], (xa + 8)[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
   wgmma_commit();
@@ -1923,10 +1968,13 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(uda[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[0], uda[1], uda[2], uda[3], gdn_desc(sk + 0u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[4], uda[5], uda[6], uda[7], gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[8], uda[9], uda[10], uda[11], gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[12], uda[13], uda[14], uda[15], gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[0], uda[1], uda[2], uda[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[4], uda[5], uda[6], uda[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[8], uda[9], uda[10], uda[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[12], uda[13], uda[14], uda[15], gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
   wgmma_commit();
@@ -1968,14 +2016,17 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[8], sa[9], sa[10], sa[11], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[12], sa[13], sa[14], sa[15], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[16], sa[17], sa[18], sa[19], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[20], sa[21], sa[22], sa[23], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[24], sa[25], sa[26], sa[27], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[28], sa[29], sa[30], sa[31], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[8], sa[9], sa[10], sa[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[12], sa[13], sa[14], sa[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[16], sa[17], sa[18], sa[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[20], sa[21], sa[22], sa[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[24], sa[25], sa[26], sa[27], gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[28], sa[29], sa[30], sa[31], gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -1997,10 +2048,13 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_f16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_f16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_f16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_f16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_f16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_f16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_f16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_f16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();

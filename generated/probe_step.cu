@@ -17,6 +17,13 @@ static __device__ __forceinline__ u64 gdn_desc(u32 addr, u64 high) {
   return high | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+// A later k-step's descriptor: the first step's, its start moved by `delta`
+// bytes in the low word alone (shared addresses stay below 2^18, so the
+// start field never carries), so that only the first step is masked and shifted.
+static __device__ __forceinline__ u64 gdn_desc_at(u64 first, u32 delta) {
+  return (first & 0xFFFFFFFF00000000ull) | (u32)((u32)first + (delta >> 4));
+}
+
 // cvta.to.shared: the 32-bit shared-window address of a generic pointer.
 static __device__ __forceinline__ u32 smem_u32(const void *ptr) {
   u32 r;
@@ -404,14 +411,17 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc(sk + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc(sk + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc(sk + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc(sk + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc(sk + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc(sk + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc(sk + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc(sk + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
     wgmma_commit();
@@ -449,10 +459,13 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(xa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[0], xa[1], xa[2], xa[3], gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[4], xa[5], xa[6], xa[7], gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[8], xa[9], xa[10], xa[11], gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(u, xa[12], xa[13], xa[14], xa[15], gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(u, xa[0], xa[1], xa[2], xa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(u, xa[4], xa[5], xa[6], xa[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(u, xa[8], xa[9], xa[10], xa[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(u, xa[12], xa[13], xa[14], xa[15], gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(u[i_]);
     wgmma_commit();
@@ -490,10 +503,13 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(uda[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[0], uda[1], uda[2], uda[3], gdn_desc(sk + 0u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[4], uda[5], uda[6], uda[7], gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[8], uda[9], uda[10], uda[11], gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[12], uda[13], uda[14], uda[15], gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[0], uda[1], uda[2], uda[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[4], uda[5], uda[6], uda[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[8], uda[9], uda[10], uda[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[12], uda[13], uda[14], uda[15], gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
     wgmma_commit();
@@ -526,8 +542,11 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -537,8 +556,11 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 8)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[0], (sa + 8)[1], (sa + 8)[2], (sa + 8)[3], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[4], (sa + 8)[5], (sa + 8)[6], (sa + 8)[7], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 64u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[0], (sa + 8)[1], (sa + 8)[2], (sa + 8)[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[4], (sa + 8)[5], (sa + 8)[6], (sa + 8)[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -548,8 +570,11 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 16)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[0], (sa + 16)[1], (sa + 16)[2], (sa + 16)[3], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[4], (sa + 16)[5], (sa + 16)[6], (sa + 16)[7], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 8192u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[0], (sa + 16)[1], (sa + 16)[2], (sa + 16)[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[4], (sa + 16)[5], (sa + 16)[6], (sa + 16)[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -559,8 +584,11 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand((sa + 24)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[0], (sa + 24)[1], (sa + 24)[2], (sa + 24)[3], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[4], (sa + 24)[5], (sa + 24)[6], (sa + 24)[7], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 8256u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[0], (sa + 24)[1], (sa + 24)[2], (sa + 24)[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[4], (sa + 24)[5], (sa + 24)[6], (sa + 24)[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     } else if constexpr (CHOP == 1) {
@@ -569,7 +597,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
+  {
+    const u64 db_ = gdn_desc(sq + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 0);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -579,7 +610,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 4)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 4)[0], (sa + 4)[1], (sa + 4)[2], (sa + 4)[3], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 32u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 4)[0], (sa + 4)[1], (sa + 4)[2], (sa + 4)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -589,7 +623,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 8)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[0], (sa + 8)[1], (sa + 8)[2], (sa + 8)[3], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 64u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 8)[0], (sa + 8)[1], (sa + 8)[2], (sa + 8)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -599,7 +636,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 12)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 12)[0], (sa + 12)[1], (sa + 12)[2], (sa + 12)[3], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 96u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 12)[0], (sa + 12)[1], (sa + 12)[2], (sa + 12)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -609,7 +649,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 16)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[0], (sa + 16)[1], (sa + 16)[2], (sa + 16)[3], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 8192u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 16)[0], (sa + 16)[1], (sa + 16)[2], (sa + 16)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -619,7 +662,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 20)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 20)[0], (sa + 20)[1], (sa + 20)[2], (sa + 20)[3], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 8224u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 20)[0], (sa + 20)[1], (sa + 20)[2], (sa + 20)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -629,7 +675,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 24)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[0], (sa + 24)[1], (sa + 24)[2], (sa + 24)[3], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 8256u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 24)[0], (sa + 24)[1], (sa + 24)[2], (sa + 24)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -639,7 +688,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((sa + 28)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (sa + 28)[0], (sa + 28)[1], (sa + 28)[2], (sa + 28)[3], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 8288u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (sa + 28)[0], (sa + 28)[1], (sa + 28)[2], (sa + 28)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     } else {
@@ -648,14 +700,17 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc(sq + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc(sq + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[8], sa[9], sa[10], sa[11], gdn_desc(sq + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[12], sa[13], sa[14], sa[15], gdn_desc(sq + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[16], sa[17], sa[18], sa[19], gdn_desc(sq + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[20], sa[21], sa[22], sa[23], gdn_desc(sq + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[24], sa[25], sa[26], sa[27], gdn_desc(sq + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, sa[28], sa[29], sa[30], sa[31], gdn_desc(sq + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sq + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[4], sa[5], sa[6], sa[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[8], sa[9], sa[10], sa[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[12], sa[13], sa[14], sa[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[16], sa[17], sa[18], sa[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[20], sa[21], sa[22], sa[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[24], sa[25], sa[26], sa[27], gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, sa[28], sa[29], sa[30], sa[31], gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     }
@@ -678,8 +733,11 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(ua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -689,8 +747,11 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand((ua + 8)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[0], (ua + 8)[1], (ua + 8)[2], (ua + 8)[3], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[4], (ua + 8)[5], (ua + 8)[6], (ua + 8)[7], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 64u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[0], (ua + 8)[1], (ua + 8)[2], (ua + 8)[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[4], (ua + 8)[5], (ua + 8)[6], (ua + 8)[7], gdn_desc_at(db_, 32u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     } else if constexpr (CHOP == 1) {
@@ -699,7 +760,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand(ua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -709,7 +773,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 4)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 4)[0], (ua + 4)[1], (ua + 4)[2], (ua + 4)[3], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 32u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (ua + 4)[0], (ua + 4)[1], (ua + 4)[2], (ua + 4)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -719,7 +786,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 8)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[0], (ua + 8)[1], (ua + 8)[2], (ua + 8)[3], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 64u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (ua + 8)[0], (ua + 8)[1], (ua + 8)[2], (ua + 8)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
   wgmma_commit();
@@ -729,7 +799,10 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 4; ++i_) fence_operand((ua + 12)[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, (ua + 12)[0], (ua + 12)[1], (ua + 12)[2], (ua + 12)[3], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 96u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, (ua + 12)[0], (ua + 12)[1], (ua + 12)[2], (ua + 12)[3], gdn_desc_at(db_, 0u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     } else {
@@ -738,10 +811,13 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc(sp + 0u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc(sp + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc(sp + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc(sp + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sp + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(op, ua[0], ua[1], ua[2], ua[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, ua[4], ua[5], ua[6], ua[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, ua[8], ua[9], ua[10], ua[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(op, ua[12], ua[13], ua[14], ua[15], gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     }
@@ -800,14 +876,18 @@ static __device__ __forceinline__ void quarter_state(u32 base, unsigned char *gb
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ks[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 0u, 0x4000004000010000ull), gdn_desc(ssb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 32u, 0x4000004000010000ull), gdn_desc(ssb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 64u, 0x4000004000010000ull), gdn_desc(ssb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 96u, 0x4000004000010000ull), gdn_desc(ssb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 8192u, 0x4000004000010000ull), gdn_desc(ssb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 8224u, 0x4000004000010000ull), gdn_desc(ssb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 8256u, 0x4000004000010000ull), gdn_desc(ssb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sk + 8288u, 0x4000004000010000ull), gdn_desc(ssb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(ssb + 0u, 0x8000002002000000ull);
+    const u64 da_ = gdn_desc(sk + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ks[i_]);
     wgmma_commit();
@@ -831,10 +911,14 @@ static __device__ __forceinline__ void quarter_state(u32 base, unsigned char *gb
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(u[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(u, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sxb + 0u, 0x8000002001000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(u, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sxb + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(u, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sxb + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(u, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sxb + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sxb + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(u, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(u, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(u, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(u, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(u[i_]);
     wgmma_commit();
@@ -857,19 +941,27 @@ static __device__ __forceinline__ void quarter_state(u32 base, unsigned char *gb
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S0[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 0u, 0x4000004002000000ull), gdn_desc(sud + 0u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 2048u, 0x4000004002000000ull), gdn_desc(sud + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 4096u, 0x4000004002000000ull), gdn_desc(sud + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 6144u, 0x4000004002000000ull), gdn_desc(sud + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sud + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S0[i_]);
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S1[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 8192u, 0x4000004002000000ull), gdn_desc(sud + 0u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 10240u, 0x4000004002000000ull), gdn_desc(sud + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 12288u, 0x4000004002000000ull), gdn_desc(sud + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 14336u, 0x4000004002000000ull), gdn_desc(sud + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sud + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sk + 8192u, 0x4000004002000000ull);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S1[i_]);
     wgmma_commit();
@@ -891,14 +983,18 @@ static __device__ __forceinline__ void quarter_output(u32 base, unsigned char *g
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(op[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 0u, 0x4000004000010000ull), gdn_desc(ssb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 32u, 0x4000004000010000ull), gdn_desc(ssb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 64u, 0x4000004000010000ull), gdn_desc(ssb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 96u, 0x4000004000010000ull), gdn_desc(ssb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 8192u, 0x4000004000010000ull), gdn_desc(ssb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 8224u, 0x4000004000010000ull), gdn_desc(ssb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 8256u, 0x4000004000010000ull), gdn_desc(ssb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sq + 8288u, 0x4000004000010000ull), gdn_desc(ssb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(ssb + 0u, 0x8000002002000000ull);
+    const u64 da_ = gdn_desc(sq + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(op[i_]);
     wgmma_commit();
@@ -909,10 +1005,14 @@ static __device__ __forceinline__ void quarter_output(u32 base, unsigned char *g
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(op[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sp + 0u, 0x4000004000010000ull), gdn_desc(sud + 0u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sp + 32u, 0x4000004000010000ull), gdn_desc(sud + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sp + 64u, 0x4000004000010000ull), gdn_desc(sud + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(op, gdn_desc(sp + 96u, 0x4000004000010000ull), gdn_desc(sud + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sud + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sp + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(op, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(op[i_]);
     wgmma_commit();
@@ -999,14 +1099,17 @@ static __device__ __forceinline__ void half_wu_state(u32 base, unsigned char *gb
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(sa[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc(sww + 0u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc(sww + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc(sww + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc(sww + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc(sww + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc(sww + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc(sww + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc(sww + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sww + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[0], sa[1], sa[2], sa[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[4], sa[5], sa[6], sa[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[8], sa[9], sa[10], sa[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[12], sa[13], sa[14], sa[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[16], sa[17], sa[18], sa[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[20], sa[21], sa[22], sa[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[24], sa[25], sa[26], sa[27], gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(ks, sa[28], sa[29], sa[30], sa[31], gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(ks[i_]);
     wgmma_commit();
@@ -1045,10 +1148,13 @@ static __device__ __forceinline__ void half_wu_state(u32 base, unsigned char *gb
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(uda[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[0], uda[1], uda[2], uda[3], gdn_desc(sk + 0u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[4], uda[5], uda[6], uda[7], gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[8], uda[9], uda[10], uda[11], gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(S, uda[12], uda[13], uda[14], uda[15], gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[0], uda[1], uda[2], uda[3], gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[4], uda[5], uda[6], uda[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[8], uda[9], uda[10], uda[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(S, uda[12], uda[13], uda[14], uda[15], gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
     wgmma_commit();
@@ -1082,14 +1188,18 @@ static __device__ __forceinline__ void quarter_wu_state(u32 base, unsigned char 
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ks[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 0u, 0x4000004000010000ull), gdn_desc(ssb + 0u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 32u, 0x4000004000010000ull), gdn_desc(ssb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 64u, 0x4000004000010000ull), gdn_desc(ssb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 96u, 0x4000004000010000ull), gdn_desc(ssb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 8192u, 0x4000004000010000ull), gdn_desc(ssb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 8224u, 0x4000004000010000ull), gdn_desc(ssb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 8256u, 0x4000004000010000ull), gdn_desc(ssb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc(sww + 8288u, 0x4000004000010000ull), gdn_desc(ssb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(ssb + 0u, 0x8000002002000000ull);
+    const u64 da_ = gdn_desc(sww + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_ss_bf16_km(ks, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(ks[i_]);
     wgmma_commit();
@@ -1113,19 +1223,27 @@ static __device__ __forceinline__ void quarter_wu_state(u32 base, unsigned char 
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S0[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 0u, 0x4000004002000000ull), gdn_desc(sud + 0u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 2048u, 0x4000004002000000ull), gdn_desc(sud + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 4096u, 0x4000004002000000ull), gdn_desc(sud + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc(sk + 6144u, 0x4000004002000000ull), gdn_desc(sud + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sud + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S0, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S0[i_]);
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S1[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 8192u, 0x4000004002000000ull), gdn_desc(sud + 0u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 10240u, 0x4000004002000000ull), gdn_desc(sud + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 12288u, 0x4000004002000000ull), gdn_desc(sud + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc(sk + 14336u, 0x4000004002000000ull), gdn_desc(sud + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sud + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sk + 8192u, 0x4000004002000000ull);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_mm(S1, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(S1[i_]);
     wgmma_commit();
@@ -1157,30 +1275,42 @@ static __device__ __forceinline__ void helper_wu(u32 base, int wt) {
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hw[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004002000000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hw, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hw[i_]);
   if constexpr (NU == 32) {
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hu[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc(sv + 0u, 0x4000004002000000ull), gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc(sv + 2048u, 0x4000004002000000ull), gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc(sv + 4096u, 0x4000004002000000ull), gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc(sv + 6144u, 0x4000004002000000ull), gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sv + 0u, 0x4000004002000000ull);
+    wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hu, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hu[i_]);
   } else {
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hu[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sv + 0u, 0x8000002001000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sv + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sv + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sv + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sv + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hu, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hu[i_]);
   }
@@ -1202,30 +1332,42 @@ static __device__ __forceinline__ void helper_wu_pipe(u32 base, int wt, int step
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004002000000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
     if constexpr (NU == 32) {
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 0u, 0x4000004002000000ull), gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 2048u, 0x4000004002000000ull), gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 4096u, 0x4000004002000000ull), gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 6144u, 0x4000004002000000ull), gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sv + 0u, 0x4000004002000000ull);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
     } else {
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sv + 0u, 0x8000002001000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sv + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sv + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sv + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sv + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
     }
@@ -1236,30 +1378,42 @@ static __device__ __forceinline__ void helper_wu_pipe(u32 base, int wt, int step
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwb[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004002000000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hwb, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwb[i_]);
       if constexpr (NU == 32) {
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hub[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 0u, 0x4000004002000000ull), gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 2048u, 0x4000004002000000ull), gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 4096u, 0x4000004002000000ull), gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc(sv + 6144u, 0x4000004002000000ull), gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sv + 0u, 0x4000004002000000ull);
+    wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hub, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hub[i_]);
       } else {
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hub[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sv + 0u, 0x8000002001000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sv + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sv + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sv + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sv + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hub, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hub[i_]);
       }
@@ -1272,30 +1426,42 @@ static __device__ __forceinline__ void helper_wu_pipe(u32 base, int wt, int step
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sk + 0u, 0x4000004002000000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sk + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sk + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sk + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sk + 0u, 0x4000004002000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_km(hwa, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(hwa[i_]);
         if constexpr (NU == 32) {
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 0u, 0x4000004002000000ull), gdn_desc(sw + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 2048u, 0x4000004002000000ull), gdn_desc(sw + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 4096u, 0x4000004002000000ull), gdn_desc(sw + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc(sv + 6144u, 0x4000004002000000ull), gdn_desc(sw + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sv + 0u, 0x4000004002000000ull);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(hua, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(hua[i_]);
         } else {
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 0u, 0x4000004000010000ull), gdn_desc(sv + 0u, 0x8000002001000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 32u, 0x4000004000010000ull), gdn_desc(sv + 1024u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 64u, 0x4000004000010000ull), gdn_desc(sv + 2048u, 0x8000002001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc(sw + 96u, 0x4000004000010000ull), gdn_desc(sv + 3072u, 0x8000002001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sv + 0u, 0x8000002001000000ull);
+    const u64 da_ = gdn_desc(sw + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(hua, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 3072u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(hua[i_]);
         }

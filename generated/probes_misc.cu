@@ -17,6 +17,13 @@ static __device__ __forceinline__ u64 gdn_desc(u32 addr, u64 high) {
   return high | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+// A later k-step's descriptor: the first step's, its start moved by `delta`
+// bytes in the low word alone (shared addresses stay below 2^18, so the
+// start field never carries), so that only the first step is masked and shifted.
+static __device__ __forceinline__ u64 gdn_desc_at(u64 first, u32 delta) {
+  return (first & 0xFFFFFFFF00000000ull) | (u32)((u32)first + (delta >> 4));
+}
+
 // cvta.to.shared: the 32-bit shared-window address of a generic pointer.
 static __device__ __forceinline__ u32 smem_u32(const void *ptr) {
   u32 r;
@@ -377,10 +384,14 @@ probe_chain_n64_n64_c128Bk(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -409,10 +420,13 @@ probe_chain_n64_n64_c128Bk(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(a2[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc(sc + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc(sc + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc2, a2[8], a2[9], a2[10], a2[11], gdn_desc(sc + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc2, a2[12], a2[13], a2[14], a2[15], gdn_desc(sc + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sc + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc2, a2[8], a2[9], a2[10], a2[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc2, a2[12], a2[13], a2[14], a2[15], gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc2[i_]);
   wgmma_commit();
@@ -456,10 +470,14 @@ probe_chain_n128_n32_c64Bmn(const __grid_constant__ TmaMap map_a, const __grid_c
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -504,14 +522,17 @@ probe_chain_n128_n32_c64Bmn(const __grid_constant__ TmaMap map_a, const __grid_c
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a2[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc(sc + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc(sc + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[8], a2[9], a2[10], a2[11], gdn_desc(sc + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[12], a2[13], a2[14], a2[15], gdn_desc(sc + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[16], a2[17], a2[18], a2[19], gdn_desc(sc + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[20], a2[21], a2[22], a2[23], gdn_desc(sc + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[24], a2[25], a2[26], a2[27], gdn_desc(sc + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc2, a2[28], a2[29], a2[30], a2[31], gdn_desc(sc + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sc + 0u, 0x8000002002000000ull);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[8], a2[9], a2[10], a2[11], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[12], a2[13], a2[14], a2[15], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[16], a2[17], a2[18], a2[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[20], a2[21], a2[22], a2[23], gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[24], a2[25], a2[26], a2[27], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc2, a2[28], a2[29], a2[30], a2[31], gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc2[i_]);
   wgmma_commit();
@@ -556,10 +577,14 @@ probe_chain_n64_n128_c128Bmn(const __grid_constant__ TmaMap map_a, const __grid_
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -588,10 +613,13 @@ probe_chain_n64_n128_c128Bmn(const __grid_constant__ TmaMap map_a, const __grid_
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(a2[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc(sc + 0u, 0x4000004002000000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rm(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc(sc + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc2, a2[8], a2[9], a2[10], a2[11], gdn_desc(sc + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc2, a2[12], a2[13], a2[14], a2[15], gdn_desc(sc + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sc + 0u, 0x4000004002000000ull);
+    wgmma_m64n128k16_rs_bf16_rm(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rm(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc2, a2[8], a2[9], a2[10], a2[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc2, a2[12], a2[13], a2[14], a2[15], gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc2[i_]);
   wgmma_commit();
@@ -638,10 +666,14 @@ probe_chain_n32_n16_cnonek(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -662,8 +694,11 @@ probe_chain_n32_n16_cnonek(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(a2[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_rs_bf16_rk(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc(sc + 0u, 0x0000000800100000ull), 0);
-  wgmma_m64n16k16_rs_bf16_rk(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc(sc + 512u, 0x0000000800100000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sc + 0u, 0x0000000800100000ull);
+    wgmma_m64n16k16_rs_bf16_rk(acc2, a2[0], a2[1], a2[2], a2[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_rs_bf16_rk(acc2, a2[4], a2[5], a2[6], a2[7], gdn_desc_at(db_, 512u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc2[i_]);
   wgmma_commit();
@@ -707,14 +742,18 @@ probe_tail_bnonek(const __grid_constant__ TmaMap map_a, const __grid_constant__ 
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x0000000800400000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 2048u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 4096u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 6144u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 8192u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 10240u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 12288u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 14336u, 0x0000000800400000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800400000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -758,14 +797,18 @@ probe_tail_b32Bk(const __grid_constant__ TmaMap map_a, const __grid_constant__ T
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 6144u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 8192u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 10240u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 12288u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 14336u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -809,14 +852,18 @@ probe_tail_b64Bk(const __grid_constant__ TmaMap map_a, const __grid_constant__ T
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 4096u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 4128u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 8192u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 8224u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 12288u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 12320u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 12320u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -860,14 +907,18 @@ probe_tail_b128Bk(const __grid_constant__ TmaMap map_a, const __grid_constant__ 
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -910,10 +961,14 @@ probe_tail_b128Bmn(const __grid_constant__ TmaMap map_a, const __grid_constant__
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004002000000ull), 0);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 2048u, 0x4000004002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 4096u, 0x4000004002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 6144u, 0x4000004002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004002000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();

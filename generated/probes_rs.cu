@@ -17,6 +17,13 @@ static __device__ __forceinline__ u64 gdn_desc(u32 addr, u64 high) {
   return high | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+// A later k-step's descriptor: the first step's, its start moved by `delta`
+// bytes in the low word alone (shared addresses stay below 2^18, so the
+// start field never carries), so that only the first step is masked and shifted.
+static __device__ __forceinline__ u64 gdn_desc_at(u64 first, u32 delta) {
+  return (first & 0xFFFFFFFF00000000ull) | (u32)((u32)first + (delta >> 4));
+}
+
 // cvta.to.shared: the 32-bit shared-window address of a generic pointer.
 static __device__ __forceinline__ u32 smem_u32(const void *ptr) {
   u32 r;
@@ -284,14 +291,17 @@ probe_rs_n16_areg_bnonek(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000000800100000ull), 0);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 512u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 1024u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 1536u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2560u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 3072u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 3584u, 0x0000000800100000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800100000ull);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -341,14 +351,17 @@ probe_rs_n16_areg_bnonemn(const __grid_constant__ TmaMap map_a, const __grid_con
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -404,14 +417,17 @@ probe_rs_n16_areg_b32Bk(const __grid_constant__ TmaMap map_a, const __grid_const
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 512u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 1024u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 1536u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2560u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 3072u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 3584u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -460,14 +476,17 @@ probe_rs_n16_areg_b32Bmn(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -519,14 +538,17 @@ probe_rs_n16_areg_b64Bk(const __grid_constant__ TmaMap map_a, const __grid_const
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 1024u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 1056u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2080u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 3072u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 3104u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 1056u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2080u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 3104u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -576,14 +598,17 @@ probe_rs_n16_areg_b128Bk(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2080u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 2112u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 2144u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2080u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 2112u), 1);
+    wgmma_m64n16k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 2144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -647,14 +672,17 @@ probe_rs_n32_areg_bnonek(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000000800200000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 1024u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 2048u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 3072u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 4096u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 5120u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 6144u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 7168u, 0x0000000800200000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800200000ull);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -706,14 +734,17 @@ probe_rs_n32_areg_bnonemn(const __grid_constant__ TmaMap map_a, const __grid_con
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -769,14 +800,17 @@ probe_rs_n32_areg_b32Bk(const __grid_constant__ TmaMap map_a, const __grid_const
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 1024u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 3072u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 5120u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 6144u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 7168u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -826,14 +860,17 @@ probe_rs_n32_areg_b32Bmn(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -885,14 +922,17 @@ probe_rs_n32_areg_b64Bk(const __grid_constant__ TmaMap map_a, const __grid_const
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 2048u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 2080u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 4096u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 4128u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 6144u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 6176u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 2080u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 6176u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -941,14 +981,17 @@ probe_rs_n32_areg_b64Bmn(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002002000000ull);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -998,14 +1041,17 @@ probe_rs_n32_areg_b128Bk(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 4096u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 4128u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 4160u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 4192u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 4160u), 1);
+    wgmma_m64n32k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 4192u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1069,14 +1115,17 @@ probe_rs_n64_areg_bnonek_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000000800400000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 2048u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 4096u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 6144u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 8192u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 10240u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 12288u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 14336u, 0x0000000800400000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800400000ull);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1132,14 +1181,17 @@ probe_rs_n64_areg_bnonemn_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1195,14 +1247,17 @@ probe_rs_n64_areg_b32Bk_clip(const __grid_constant__ TmaMap map_a, const __grid_
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 6144u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 8192u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 10240u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 12288u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 14336u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1254,14 +1309,17 @@ probe_rs_n64_areg_b32Bmn_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1313,14 +1371,17 @@ probe_rs_n64_areg_b64Bk_clip(const __grid_constant__ TmaMap map_a, const __grid_
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 4096u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 4128u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 8192u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 8224u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 12288u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 12320u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 12320u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1370,14 +1431,17 @@ probe_rs_n64_areg_b64Bmn_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002002000000ull);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1427,14 +1491,17 @@ probe_rs_n64_areg_b128Bk_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1483,14 +1550,17 @@ probe_rs_n64_areg_b128Bmn_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x4000004004000000ull), 0);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 2048u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 4096u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 6144u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 8192u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 10240u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 12288u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 14336u, 0x4000004004000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004004000000ull);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1554,14 +1624,17 @@ probe_rs_n128_areg_bnonek_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000000800800000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 4096u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 8192u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 12288u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 16384u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 20480u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 24576u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 28672u, 0x0000000800800000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800800000ull);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 20480u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 24576u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 28672u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1625,14 +1698,17 @@ probe_rs_n128_areg_bnonemn_clip(const __grid_constant__ TmaMap map_a, const __gr
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1688,14 +1764,17 @@ probe_rs_n128_areg_b32Bk_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 8192u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 12288u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 16384u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 20480u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 24576u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 28672u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 20480u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 24576u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 28672u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1751,14 +1830,17 @@ probe_rs_n128_areg_b32Bmn_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1810,14 +1892,17 @@ probe_rs_n128_areg_b64Bk_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 8192u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 8224u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 16384u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 16416u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 24576u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 24608u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 16416u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 24576u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 24608u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1869,14 +1954,17 @@ probe_rs_n128_areg_b64Bmn_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002002000000ull);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1926,14 +2014,17 @@ probe_rs_n128_areg_b128Bk_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 16384u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 16416u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 16448u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 16480u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 16416u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 16448u), 1);
+    wgmma_m64n128k16_rs_bf16_rk(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 16480u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1983,14 +2074,17 @@ probe_rs_n128_areg_b128Bmn_clip(const __grid_constant__ TmaMap map_a, const __gr
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(a_frag[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc(sb + 0u, 0x4000004004000000ull), 0);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc(sb + 2048u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc(sb + 4096u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc(sb + 6144u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc(sb + 8192u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc(sb + 10240u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc(sb + 12288u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc(sb + 14336u, 0x4000004004000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004004000000ull);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[0], a_frag[1], a_frag[2], a_frag[3], gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[4], a_frag[5], a_frag[6], a_frag[7], gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[8], a_frag[9], a_frag[10], a_frag[11], gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[12], a_frag[13], a_frag[14], a_frag[15], gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[16], a_frag[17], a_frag[18], a_frag[19], gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[20], a_frag[21], a_frag[22], a_frag[23], gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[24], a_frag[25], a_frag[26], a_frag[27], gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n128k16_rs_bf16_rm(acc, a_frag[28], a_frag[29], a_frag[30], a_frag[31], gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();

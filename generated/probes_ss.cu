@@ -17,6 +17,13 @@ static __device__ __forceinline__ u64 gdn_desc(u32 addr, u64 high) {
   return high | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+// A later k-step's descriptor: the first step's, its start moved by `delta`
+// bytes in the low word alone (shared addresses stay below 2^18, so the
+// start field never carries), so that only the first step is masked and shifted.
+static __device__ __forceinline__ u64 gdn_desc_at(u64 first, u32 delta) {
+  return (first & 0xFFFFFFFF00000000ull) | (u32)((u32)first + (delta >> 4));
+}
+
 // cvta.to.shared: the 32-bit shared-window address of a generic pointer.
 static __device__ __forceinline__ u32 smem_u32(const void *ptr) {
   u32 r;
@@ -300,14 +307,18 @@ probe_ss_n16_anonek_bnonek(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000000800100000ull), 0);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 512u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 1024u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 1536u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 2048u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 2560u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 3072u, 0x0000000800100000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 3584u, 0x0000000800100000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800100000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -364,14 +375,18 @@ probe_ss_n16_anonek_bnonemn(const __grid_constant__ TmaMap map_a, const __grid_c
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -426,14 +441,18 @@ probe_ss_n16_a32Bk_b32Bk(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 512u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 1024u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 1536u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 2560u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 3072u, 0xc000001000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 3584u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -481,14 +500,18 @@ probe_ss_n16_a32Bk_b32Bmn(const __grid_constant__ TmaMap map_a, const __grid_con
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -535,14 +558,18 @@ probe_ss_n16_a64Bk_b64Bk(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x8000002000010000ull), gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x8000002000010000ull), gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x8000002000010000ull), gdn_desc(sb + 1024u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 4128u, 0x8000002000010000ull), gdn_desc(sb + 1056u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x8000002000010000ull), gdn_desc(sb + 2048u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x8000002000010000ull), gdn_desc(sb + 2080u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x8000002000010000ull), gdn_desc(sb + 3072u, 0x8000002000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 12320u, 0x8000002000010000ull), gdn_desc(sb + 3104u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002000010000ull);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4128u), gdn_desc_at(db_, 1056u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 2080u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12320u), gdn_desc_at(db_, 3104u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -585,14 +612,18 @@ probe_ss_n16_a128Bk_b128Bk(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 2048u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 2080u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 2112u, 0x4000004000010000ull), 1);
-  wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 2144u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 2080u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 2112u), 1);
+    wgmma_m64n16k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 2144u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 8; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -663,14 +694,18 @@ probe_ss_n32_anonek_bnonek(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000000800200000ull), 0);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 1024u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 2048u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 3072u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 4096u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 5120u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 6144u, 0x0000000800200000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 7168u, 0x0000000800200000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800200000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -729,14 +764,18 @@ probe_ss_n32_anonek_bnonemn(const __grid_constant__ TmaMap map_a, const __grid_c
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -791,14 +830,18 @@ probe_ss_n32_a32Bk_b32Bk(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 1024u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 3072u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 5120u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 6144u, 0xc000001000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 7168u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -847,14 +890,18 @@ probe_ss_n32_a32Bk_b32Bmn(const __grid_constant__ TmaMap map_a, const __grid_con
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -901,14 +948,18 @@ probe_ss_n32_a64Bk_b64Bk(const __grid_constant__ TmaMap map_a, const __grid_cons
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x8000002000010000ull), gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x8000002000010000ull), gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x8000002000010000ull), gdn_desc(sb + 2048u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 4128u, 0x8000002000010000ull), gdn_desc(sb + 2080u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x8000002000010000ull), gdn_desc(sb + 4096u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x8000002000010000ull), gdn_desc(sb + 4128u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x8000002000010000ull), gdn_desc(sb + 6144u, 0x8000002000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 12320u, 0x8000002000010000ull), gdn_desc(sb + 6176u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002000010000ull);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4128u), gdn_desc_at(db_, 2080u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12320u), gdn_desc_at(db_, 6176u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -952,14 +1003,18 @@ probe_ss_n32_a64Bk_b64Bmn(const __grid_constant__ TmaMap map_a, const __grid_con
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x8000002000010000ull), gdn_desc(sb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 32u, 0x8000002000010000ull), gdn_desc(sb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0x8000002000010000ull), gdn_desc(sb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 4128u, 0x8000002000010000ull), gdn_desc(sb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x8000002000010000ull), gdn_desc(sb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 8224u, 0x8000002000010000ull), gdn_desc(sb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0x8000002000010000ull), gdn_desc(sb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc(sa + 12320u, 0x8000002000010000ull), gdn_desc(sb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002002000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002000010000ull);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 4128u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n32k16_ss_bf16_km(acc, gdn_desc_at(da_, 12320u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1002,14 +1057,18 @@ probe_ss_n32_a128Bk_b128Bk(const __grid_constant__ TmaMap map_a, const __grid_co
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 4096u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 4128u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 4160u, 0x4000004000010000ull), 1);
-  wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 4192u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 4160u), 1);
+    wgmma_m64n32k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 4192u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 16; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1080,14 +1139,18 @@ probe_ss_n64_anonek_bnonek_clip(const __grid_constant__ TmaMap map_a, const __gr
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000000800400000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 2048u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 4096u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 6144u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 8192u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 10240u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 12288u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 14336u, 0x0000000800400000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800400000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1150,14 +1213,18 @@ probe_ss_n64_anonek_bnonemn_clip(const __grid_constant__ TmaMap map_a, const __g
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1212,14 +1279,18 @@ probe_ss_n64_a32Bk_b32Bk_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 6144u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 8192u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 10240u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 12288u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 14336u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1270,14 +1341,18 @@ probe_ss_n64_a32Bk_b32Bmn_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1324,14 +1399,18 @@ probe_ss_n64_a64Bk_b64Bk_clip(const __grid_constant__ TmaMap map_a, const __grid
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x8000002000010000ull), gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x8000002000010000ull), gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x8000002000010000ull), gdn_desc(sb + 4096u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 4128u, 0x8000002000010000ull), gdn_desc(sb + 4128u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x8000002000010000ull), gdn_desc(sb + 8192u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x8000002000010000ull), gdn_desc(sb + 8224u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x8000002000010000ull), gdn_desc(sb + 12288u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 12320u, 0x8000002000010000ull), gdn_desc(sb + 12320u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4128u), gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12320u), gdn_desc_at(db_, 12320u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1376,14 +1455,18 @@ probe_ss_n64_a64Bk_b64Bmn_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x8000002000010000ull), gdn_desc(sb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 32u, 0x8000002000010000ull), gdn_desc(sb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0x8000002000010000ull), gdn_desc(sb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 4128u, 0x8000002000010000ull), gdn_desc(sb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x8000002000010000ull), gdn_desc(sb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8224u, 0x8000002000010000ull), gdn_desc(sb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0x8000002000010000ull), gdn_desc(sb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 12320u, 0x8000002000010000ull), gdn_desc(sb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002002000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002000010000ull);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 4128u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 12320u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1426,14 +1509,18 @@ probe_ss_n64_a128Bk_b128Bk_clip(const __grid_constant__ TmaMap map_a, const __gr
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1475,14 +1562,18 @@ probe_ss_n64_a128Bk_b128Bmn_clip(const __grid_constant__ TmaMap map_a, const __g
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004004000000ull), 0);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 2048u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 4096u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 6144u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 8192u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 10240u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 12288u, 0x4000004004000000ull), 1);
-  wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 14336u, 0x4000004004000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004004000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_km(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1553,14 +1644,18 @@ probe_ss_n128_anonek_bnonek_clip(const __grid_constant__ TmaMap map_a, const __g
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000000800800000ull), 0);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 4096u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 8192u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 12288u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 16384u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 20480u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 24576u, 0x0000000800800000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 28672u, 0x0000000800800000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800800000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 20480u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 24576u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 28672u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1631,14 +1726,18 @@ probe_ss_n128_anonek_bnonemn_clip(const __grid_constant__ TmaMap map_a, const __
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x0000000800400000ull), gdn_desc(sb + 0u, 0x0000008000080000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0x0000000800400000ull), gdn_desc(sb + 256u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0x0000000800400000ull), gdn_desc(sb + 512u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0x0000000800400000ull), gdn_desc(sb + 768u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x0000000800400000ull), gdn_desc(sb + 1024u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0x0000000800400000ull), gdn_desc(sb + 1280u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0x0000000800400000ull), gdn_desc(sb + 1536u, 0x0000008000080000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0x0000000800400000ull), gdn_desc(sb + 1792u, 0x0000008000080000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000008000080000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000000800400000ull);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 256u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 768u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 1280u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 1792u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1693,14 +1792,18 @@ probe_ss_n128_a32Bk_b32Bk_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 8192u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 12288u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 16384u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 20480u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 24576u, 0xc000001000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 28672u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 20480u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 24576u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 28672u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1755,14 +1858,18 @@ probe_ss_n128_a32Bk_b32Bmn_clip(const __grid_constant__ TmaMap map_a, const __gr
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0xc000001000010000ull), gdn_desc(sb + 0u, 0xc000001001000000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 2048u, 0xc000001000010000ull), gdn_desc(sb + 512u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0xc000001000010000ull), gdn_desc(sb + 1024u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 6144u, 0xc000001000010000ull), gdn_desc(sb + 1536u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0xc000001000010000ull), gdn_desc(sb + 2048u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 10240u, 0xc000001000010000ull), gdn_desc(sb + 2560u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0xc000001000010000ull), gdn_desc(sb + 3072u, 0xc000001001000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 14336u, 0xc000001000010000ull), gdn_desc(sb + 3584u, 0xc000001001000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001001000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001000010000ull);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 512u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 1536u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 2560u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 3584u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1809,14 +1916,18 @@ probe_ss_n128_a64Bk_b64Bk_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x8000002000010000ull), gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x8000002000010000ull), gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 4096u, 0x8000002000010000ull), gdn_desc(sb + 8192u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 4128u, 0x8000002000010000ull), gdn_desc(sb + 8224u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x8000002000010000ull), gdn_desc(sb + 16384u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x8000002000010000ull), gdn_desc(sb + 16416u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 12288u, 0x8000002000010000ull), gdn_desc(sb + 24576u, 0x8000002000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 12320u, 0x8000002000010000ull), gdn_desc(sb + 24608u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002000010000ull);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 4128u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 16416u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 24576u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 12320u), gdn_desc_at(db_, 24608u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1863,14 +1974,18 @@ probe_ss_n128_a64Bk_b64Bmn_clip(const __grid_constant__ TmaMap map_a, const __gr
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x8000002000010000ull), gdn_desc(sb + 0u, 0x8000002002000000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 32u, 0x8000002000010000ull), gdn_desc(sb + 1024u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 4096u, 0x8000002000010000ull), gdn_desc(sb + 2048u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 4128u, 0x8000002000010000ull), gdn_desc(sb + 3072u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x8000002000010000ull), gdn_desc(sb + 4096u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8224u, 0x8000002000010000ull), gdn_desc(sb + 5120u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 12288u, 0x8000002000010000ull), gdn_desc(sb + 6144u, 0x8000002002000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 12320u, 0x8000002000010000ull), gdn_desc(sb + 7168u, 0x8000002002000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002002000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002000010000ull);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 1024u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 4128u), gdn_desc_at(db_, 3072u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 5120u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 12320u), gdn_desc_at(db_, 7168u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1913,14 +2028,18 @@ probe_ss_n128_a128Bk_b128Bk_clip(const __grid_constant__ TmaMap map_a, const __g
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 16384u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 16416u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 16448u, 0x4000004000010000ull), 1);
-  wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 16480u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 16384u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 16416u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 16448u), 1);
+    wgmma_m64n128k16_ss_bf16_kk(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 16480u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -1963,14 +2082,18 @@ probe_ss_n128_a128Bk_b128Bmn_clip(const __grid_constant__ TmaMap map_a, const __
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 0u, 0x4000004000010000ull), gdn_desc(sb + 0u, 0x4000004004000000ull), 0);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 32u, 0x4000004000010000ull), gdn_desc(sb + 2048u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 64u, 0x4000004000010000ull), gdn_desc(sb + 4096u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 96u, 0x4000004000010000ull), gdn_desc(sb + 6144u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8192u, 0x4000004000010000ull), gdn_desc(sb + 8192u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8224u, 0x4000004000010000ull), gdn_desc(sb + 10240u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8256u, 0x4000004000010000ull), gdn_desc(sb + 12288u, 0x4000004004000000ull), 1);
-  wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc(sa + 8288u, 0x4000004000010000ull), gdn_desc(sb + 14336u, 0x4000004004000000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004004000000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004000010000ull);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 32u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 64u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 96u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8224u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8256u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n128k16_ss_bf16_km(acc, gdn_desc_at(da_, 8288u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -2019,14 +2142,18 @@ probe_ss_n64_anonemn_b128Bk_clip(const __grid_constant__ TmaMap map_a, const __g
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 0u, 0x0000008000080000ull), gdn_desc(sb + 0u, 0x4000004000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 256u, 0x0000008000080000ull), gdn_desc(sb + 32u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 512u, 0x0000008000080000ull), gdn_desc(sb + 64u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 768u, 0x0000008000080000ull), gdn_desc(sb + 96u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 1024u, 0x0000008000080000ull), gdn_desc(sb + 8192u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 1280u, 0x0000008000080000ull), gdn_desc(sb + 8224u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 1536u, 0x0000008000080000ull), gdn_desc(sb + 8256u, 0x4000004000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 1792u, 0x0000008000080000ull), gdn_desc(sb + 8288u, 0x4000004000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x4000004000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x0000008000080000ull);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 256u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 512u), gdn_desc_at(db_, 64u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 768u), gdn_desc_at(db_, 96u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 1024u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 1280u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 1536u), gdn_desc_at(db_, 8256u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 1792u), gdn_desc_at(db_, 8288u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -2073,14 +2200,18 @@ probe_ss_n64_a32Bmn_b64Bk_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 0u, 0xc000001001000000ull), gdn_desc(sb + 0u, 0x8000002000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 512u, 0xc000001001000000ull), gdn_desc(sb + 32u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 1024u, 0xc000001001000000ull), gdn_desc(sb + 4096u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 1536u, 0xc000001001000000ull), gdn_desc(sb + 4128u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 2048u, 0xc000001001000000ull), gdn_desc(sb + 8192u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 2560u, 0xc000001001000000ull), gdn_desc(sb + 8224u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 3072u, 0xc000001001000000ull), gdn_desc(sb + 12288u, 0x8000002000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 3584u, 0xc000001001000000ull), gdn_desc(sb + 12320u, 0x8000002000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x8000002000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0xc000001001000000ull);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 512u), gdn_desc_at(db_, 32u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 1024u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 1536u), gdn_desc_at(db_, 4128u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 2560u), gdn_desc_at(db_, 8224u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 3072u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 3584u), gdn_desc_at(db_, 12320u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -2129,14 +2260,18 @@ probe_ss_n64_a64Bmn_b32Bk_clip(const __grid_constant__ TmaMap map_a, const __gri
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 0u, 0x8000002002000000ull), gdn_desc(sb + 0u, 0xc000001000010000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 1024u, 0x8000002002000000ull), gdn_desc(sb + 2048u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 2048u, 0x8000002002000000ull), gdn_desc(sb + 4096u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 3072u, 0x8000002002000000ull), gdn_desc(sb + 6144u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 4096u, 0x8000002002000000ull), gdn_desc(sb + 8192u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 5120u, 0x8000002002000000ull), gdn_desc(sb + 10240u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 6144u, 0x8000002002000000ull), gdn_desc(sb + 12288u, 0xc000001000010000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 7168u, 0x8000002002000000ull), gdn_desc(sb + 14336u, 0xc000001000010000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0xc000001000010000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x8000002002000000ull);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 1024u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 3072u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 5120u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 7168u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();
@@ -2192,14 +2327,18 @@ probe_ss_n64_a128Bmn_bnonek_clip(const __grid_constant__ TmaMap map_a, const __g
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_fence();
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 0u, 0x4000004004000000ull), gdn_desc(sb + 0u, 0x0000000800400000ull), 0);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 2048u, 0x4000004004000000ull), gdn_desc(sb + 2048u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 4096u, 0x4000004004000000ull), gdn_desc(sb + 4096u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 6144u, 0x4000004004000000ull), gdn_desc(sb + 6144u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 8192u, 0x4000004004000000ull), gdn_desc(sb + 8192u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 10240u, 0x4000004004000000ull), gdn_desc(sb + 10240u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 12288u, 0x4000004004000000ull), gdn_desc(sb + 12288u, 0x0000000800400000ull), 1);
-  wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc(sa + 14336u, 0x4000004004000000ull), gdn_desc(sb + 14336u, 0x0000000800400000ull), 1);
+  {
+    const u64 db_ = gdn_desc(sb + 0u, 0x0000000800400000ull);
+    const u64 da_ = gdn_desc(sa + 0u, 0x4000004004000000ull);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 0u), gdn_desc_at(db_, 0u), 0);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 2048u), gdn_desc_at(db_, 2048u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 4096u), gdn_desc_at(db_, 4096u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 6144u), gdn_desc_at(db_, 6144u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 8192u), gdn_desc_at(db_, 8192u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 10240u), gdn_desc_at(db_, 10240u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 12288u), gdn_desc_at(db_, 12288u), 1);
+    wgmma_m64n64k16_ss_bf16_mk(acc, gdn_desc_at(da_, 14336u), gdn_desc_at(db_, 14336u), 1);
+  }
   #pragma unroll
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(acc[i_]);
   wgmma_commit();

@@ -26,6 +26,11 @@ void prelude_init(Prelude *p, ArchId arch) {
   outf(o, "// A matrix descriptor: the constant fields, plus the start address >> 4.\n");
   outf(o, FN " u64 gdn_desc(u32 addr, u64 high) {\n");
   outf(o, "  return high | (u64)((addr & 0x3FFFFu) >> 4);\n}\n\n");
+  outf(o, "// A later k-step's descriptor: the first step's, its start moved by `delta`\n");
+  outf(o, "// bytes in the low word alone (shared addresses stay below 2^18, so the\n");
+  outf(o, "// start field never carries), so that only the first step is masked and shifted.\n");
+  outf(o, FN " u64 gdn_desc_at(u64 first, u32 delta) {\n");
+  outf(o, "  return (first & 0xFFFFFFFF00000000ull) | (u32)((u32)first + (delta >> 4));\n}\n\n");
 }
 
 int emit_cu_file(const Prelude *p, const Out *kernels, const char *out_dir, const char *stem,

@@ -26,19 +26,67 @@ static int check_tile_use(const char *which, const SmemTile *t, DType dt, Major 
   return desc_for(t, mn0, k0, &first, d);
 }
 
-static int desc_text(const SmemTile *t, int mn0, int k0, const char *base, char *buf, size_t n,
-                     Diag *d) {
+/* The descriptors of an operand's k16 steps: the first issued one (k0) in
+ * full, as `var`, the others as gdn_desc_at(var, delta), delta the step's
+ * start less the first's. That is exact only where every step shares the
+ * first's fields but the start, and starts never fall behind the first's;
+ * both are checked here, so the text never relies on them unchecked. */
+static int desc_first(Out *o, const SmemTile *t, int mn0, int k0, const char *base,
+                      const char *var, Diag *d) {
   DescParts dp;
   if (desc_for(t, mn0, k0, &dp, d) != 0)
     return -1;
-  snprintf(buf, n, "gdn_desc(%s + %uu, 0x%016llxull)", base, dp.start,
+  out_line(o, "const u64 %s = gdn_desc(%s + %uu, 0x%016llxull);", var, base, dp.start,
            (unsigned long long)desc_high(&dp));
+  return 0;
+}
+
+static int desc_text(const SmemTile *t, int mn0, int k0, int k0_first, const char *var, char *buf,
+                     size_t n, Diag *d) {
+  DescParts dp, first;
+  if (desc_for(t, mn0, k0, &dp, d) != 0 || desc_for(t, mn0, k0_first, &first, d) != 0)
+    return -1;
+  if (desc_high(&dp) != desc_high(&first) || dp.start < first.start || (dp.start - first.start) % 16)
+    return diag_fail(d, "descriptor: k0 = %d is not k0 = %d's descriptor moved by its start", k0,
+                     k0_first);
+  snprintf(buf, n, "gdn_desc_at(%s, %uu)", var, dp.start - first.start);
   return 0;
 }
 
 static void fence_acc(Out *o, const char *acc, int regs) {
   out_line(o, "#pragma unroll");
   out_line(o, "for (int i_ = 0; i_ < %d; ++i_) fence_operand(%s[i_]);", regs, acc);
+}
+
+/* The k-step instructions of a product, from k-step j0 (the first issued,
+ * which takes scale_d) on, inside a block that holds the first step's
+ * descriptors. */
+static int emit_steps(Out *o, const Product *pr, const char *name, unsigned steps, int j0,
+                      Diag *d) {
+  const WgmmaReq *r = &pr->req;
+  int rs = r->a_src == SRC_REG;
+  if (desc_first(o, &pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j0, pr->b_base, "db_", d) ||
+      (!rs && desc_first(o, &pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j0, pr->a_base, "da_", d)))
+    return -1;
+  for (int j = j0; j < r->k / 16; j++) {
+    if (!(steps >> j & 1))
+      continue;
+    char da[80], db[80];
+    if (desc_text(&pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, pr->b_k0 + 16 * j0, "db_", db,
+                  sizeof db, d))
+      return -1;
+    const char *sd = j == j0 ? pr->scale_d : "1";
+    if (rs) {
+      out_line(o, "%s(%s, %s[%d], %s[%d], %s[%d], %s[%d], %s, %s);", name, pr->acc, pr->a_regs,
+               4 * j, pr->a_regs, 4 * j + 1, pr->a_regs, 4 * j + 2, pr->a_regs, 4 * j + 3, db, sd);
+    } else {
+      if (desc_text(&pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j, pr->a_k0 + 16 * j0, "da_", da,
+                    sizeof da, d))
+        return -1;
+      out_line(o, "%s(%s, %s, %s, %s);", name, pr->acc, da, db, sd);
+    }
+  }
+  return 0;
 }
 
 /* One product: the operand fences, wgmma.fence and k/16 instructions, or
@@ -72,24 +120,16 @@ int emit_product(Prelude *p, Out *o, const Product *pr, Diag *d) {
                    4 * j + 4, pr->a_regs);
   }
   out_line(o, "wgmma_fence();");
-  int first = 1;
-  for (int j = 0; j < r->k / 16; j++) {
-    if (!(steps >> j & 1))
-      continue;
-    char da[160], db[160];
-    if (desc_text(&pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, pr->b_base, db, sizeof db, d))
-      return -1;
-    const char *sd = first ? pr->scale_d : "1";
-    first = 0;
-    if (rs) {
-      out_line(o, "%s(%s, %s[%d], %s[%d], %s[%d], %s[%d], %s, %s);", name, pr->acc, pr->a_regs,
-               4 * j, pr->a_regs, 4 * j + 1, pr->a_regs, 4 * j + 2, pr->a_regs, 4 * j + 3, db, sd);
-    } else {
-      if (desc_text(&pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j, pr->a_base, da, sizeof da, d))
-        return -1;
-      out_line(o, "%s(%s, %s, %s, %s);", name, pr->acc, da, db, sd);
-    }
-  }
+  int j0 = 0;
+  while (!(steps >> j0 & 1))
+    j0++;
+  out_line(o, "{");
+  o->indent++;
+  int rc = emit_steps(o, pr, name, steps, j0, d);
+  o->indent--;
+  out_line(o, "}");
+  if (rc)
+    return -1;
   fence_acc(o, pr->acc, r->n / 2);
   return 0;
 }

@@ -176,23 +176,64 @@ typedef struct Call {
   char scale[64];
 } Call;
 
-/* Parses every call of wrapper `name` in `text`; returns their count. */
+/* The descriptor `var` = gdn_desc(base + start, high) of a product's block. */
+static void parse_first(const char *text, const char *var, const char *base, unsigned *start,
+                        unsigned long long *high) {
+  char head[64], fmt[96];
+  snprintf(head, sizeof head, "const u64 %s = ", var);
+  const char *s = strstr(text, head);
+  if (!s)
+    fail_msg("no %s in %.200s", head, text);
+  snprintf(fmt, sizeof fmt, "gdn_desc(%s + %%uu, 0x%%llxull);", base);
+  if (sscanf(s + strlen(head), fmt, start, high) != 2)
+    fail_msg("cannot parse %.160s", s);
+}
+
+/* gdn_desc_at(var, delta) at `q`: the descriptor whose start is `start0`
+ * moved by delta, which must be a whole number of 16-byte units. */
+static const char *parse_at(const char *q, const char *var, unsigned start0, unsigned *start) {
+  char fmt[64];
+  unsigned delta;
+  int used = 0;
+  snprintf(fmt, sizeof fmt, "gdn_desc_at(%s, %%uu)%%n", var);
+  if (sscanf(q, fmt, &delta, &used) != 1 || !used)
+    fail_msg("cannot parse a %s step at %.120s", var, q);
+  if (delta % 16)
+    fail_msg("%s moved by %u bytes, not a multiple of 16", var, delta);
+  *start = start0 + delta;
+  return q + used;
+}
+
+/* Parses every call of wrapper `name` in `text`; returns their count. Each
+ * descriptor is rebuilt from the block's first one and the call's delta. */
 static int parse_calls(const char *text, const char *name, int rs, Call *calls, int max) {
   char head[96];
   snprintf(head, sizeof head, "%s(acc, ", name);
+  unsigned a0 = 0, b0;
+  unsigned long long ah = 0, bh;
+  parse_first(text, "db_", "sb", &b0, &bh);
+  if (!rs)
+    parse_first(text, "da_", "sa", &a0, &ah);
   int n = 0;
   for (const char *s = strstr(text, head); s; s = strstr(s + 1, head)) {
     if (n == max)
       fail_msg("more than %d calls of %s", max, name);
     Call *c = &calls[n++];
     const char *q = s + strlen(head);
-    int got = rs ? sscanf(q, "a[%d], a[%d], a[%d], a[%d], gdn_desc(sb + %uu, 0x%llxull), %63[^)]",
-                          &c->a_reg[0], &c->a_reg[1], &c->a_reg[2], &c->a_reg[3], &c->b_start,
-                          &c->b_high, c->scale)
-                 : sscanf(q, "gdn_desc(sa + %uu, 0x%llxull), gdn_desc(sb + %uu, 0x%llxull), %63[^)]",
-                          &c->a_start, &c->a_high, &c->b_start, &c->b_high, c->scale);
-    if (got != (rs ? 7 : 5))
-      fail_msg("cannot parse call %d of %s: %.160s", n, name, s);
+    if (rs) {
+      int used = 0;
+      if (sscanf(q, "a[%d], a[%d], a[%d], a[%d], %n", &c->a_reg[0], &c->a_reg[1], &c->a_reg[2],
+                 &c->a_reg[3], &used) != 4 || !used)
+        fail_msg("cannot parse call %d of %s: %.160s", n, name, s);
+      q += used;
+    } else {
+      q = parse_at(q, "da_", a0, &c->a_start) + 2;
+      c->a_high = ah;
+    }
+    q = parse_at(q, "db_", b0, &c->b_start);
+    c->b_high = bh;
+    if (sscanf(q, ", %63[^)]", c->scale) != 1)
+      fail_msg("cannot parse call %d's scale_d: %.60s", n, q);
   }
   return n;
 }
@@ -272,14 +313,48 @@ static void check_product(const char *what, const Product *pr, const char *must)
   prelude_free(&p);
 }
 
+/* gdn_desc_at, as the prelude writes it, gives every k-step's descriptor
+ * exactly: for each swizzle, major-ness and k-step of a 64 x 128 tile, at
+ * every 1024-byte-aligned base a CTA's shared memory can hold, the first
+ * step's descriptor moved by the delta the emitter writes equals the
+ * step's own encoding. */
+static void test_desc_at_exact(void **state) {
+  (void)state;
+  Prelude p;
+  prelude_init(&p, ARCH_SM90A);
+  assert_has("prelude", p.text.buf,
+             "return (first & 0xFFFFFFFF00000000ull) | (u32)((u32)first + (delta >> 4));");
+  prelude_free(&p);
+  const Swizzle swz[] = {SWZ_NONE, SWZ_32B, SWZ_64B, SWZ_128B};
+  for (int s = 0; s < 4; s++)
+    for (int m = 0; m < 2; m++) {
+      SmemTile t = {DT_BF16, m ? MAJOR_MN : MAJOR_K, swz[s], 64, 128};
+      DescParts d0, dj;
+      assert_int_equal(desc_for(&t, 0, 0, &d0, NULL), 0);
+      for (int k0 = 16; k0 < 128; k0 += 16) {
+        assert_int_equal(desc_for(&t, 0, k0, &dj, NULL), 0);
+        uint32_t delta = dj.start - d0.start;
+        assert_true(dj.start >= d0.start && delta % 16 == 0);
+        for (uint32_t base = 0; base + 64 * 128 * 2 <= 232448; base += 1024) {
+          uint64_t first = desc_encode(base, &d0);
+          uint64_t at = (first & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)first + (delta >> 4));
+          if (at != desc_encode(base, &dj))
+            fail_msg("swizzle %d, major %d, k0 %d, base %u: 0x%llx against 0x%llx", s, m, k0, base,
+                     (unsigned long long)at, (unsigned long long)desc_encode(base, &dj));
+        }
+      }
+    }
+}
+
 static void test_product_ss(void **state) {
   (void)state;
   Product pr = ss_product();
-  check_product("SS 128B", &pr, "gdn_desc(sa + 32u, 0x4000004000010000ull)");
+  check_product("SS 128B", &pr, "gdn_desc(sa + 0u, 0x4000004000010000ull)");
+  check_product("SS 128B", &pr, "gdn_desc_at(da_, 32u)");
   /* B MN-major: one k16 step is 16 rows of 128 B. */
   pr.req.b_major = MAJOR_MN;
   pr.b_tile.major = MAJOR_MN;
-  check_product("SS B MN-major", &pr, "gdn_desc(sb + 2048u, ");
+  check_product("SS B MN-major", &pr, "gdn_desc_at(db_, 2048u)");
   /* A from the second half of a 64 x 128 64B tile: the start jumps to the
    * next atom column at k0 = 96. */
   pr = ss_product();
@@ -287,7 +362,8 @@ static void test_product_ss(void **state) {
   pr.a_k0 = 64;
   pr.req.n = 32;
   pr.b_tile = (SmemTile){DT_BF16, MAJOR_K, SWZ_NONE, 32, 64};
-  check_product("SS offsets", &pr, "gdn_desc(sa + 12288u, ");
+  check_product("SS offsets", &pr, "gdn_desc(sa + 8192u, ");
+  check_product("SS offsets", &pr, "gdn_desc_at(da_, 4096u)");
   pr = ss_product();
   pr.req.n = 128;
   pr.req.k = 128;
@@ -315,8 +391,8 @@ static void test_product_rs(void **state) {
   assert_lacks_product("RS k-steps 1 and 3", &pr, "a[8]");
   pr = ss_product();
   pr.ksteps = 0x3;
-  check_product("SS k-steps 0 and 1", &pr, "gdn_desc(sb + 32u, ");
-  assert_lacks_product("SS k-steps 0 and 1", &pr, "gdn_desc(sb + 64u, ");
+  check_product("SS k-steps 0 and 1", &pr, "gdn_desc_at(db_, 32u)");
+  assert_lacks_product("SS k-steps 0 and 1", &pr, "gdn_desc_at(db_, 64u)");
 }
 
 /* Emits steps j0 .. j1 - 1 of the packing of `acc` (which holds the
@@ -711,6 +787,7 @@ int main(void) {
       cmocka_unit_test(test_template_load),
       cmocka_unit_test(test_product_refusals),
       cmocka_unit_test(test_product_refuses_bad_offsets_cleanly),
+      cmocka_unit_test(test_desc_at_exact),
       cmocka_unit_test(test_product_ss),
       cmocka_unit_test(test_product_rs),
       cmocka_unit_test(test_acc_to_a),
