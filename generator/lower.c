@@ -26,30 +26,31 @@ static int check_tile_use(const char *which, const SmemTile *t, DType dt, Major 
   return desc_for(t, mn0, k0, &first, d);
 }
 
-/* The descriptors of an operand's k16 steps: the first issued one (k0) in
- * full, as `var`, the others as gdn_desc_at(var, delta), delta the step's
- * start less the first's. That is exact only where every step shares the
- * first's fields but the start, and starts never fall behind the first's;
- * both are checked here, so the text never relies on them unchecked. */
+/* The descriptors of an operand's k16 steps: the first issued one in full,
+ * as `var` (its parts in *first), the others as gdn_desc_at(var, delta),
+ * delta the step's start less the first's. That is exact only where every
+ * step shares the first's fields but the start, and starts never fall
+ * behind the first's; desc_text checks both, so the text never relies on
+ * them unchecked. */
 static int desc_first(Out *o, const SmemTile *t, int mn0, int k0, const char *base,
-                      const char *var, Diag *d) {
-  DescParts dp;
-  if (desc_for(t, mn0, k0, &dp, d) != 0)
+                      const char *var, DescParts *first, Diag *d) {
+  if (desc_for(t, mn0, k0, first, d) != 0)
     return -1;
-  out_line(o, "const u64 %s = gdn_desc(%s + %uu, 0x%016llxull);", var, base, dp.start,
-           (unsigned long long)desc_high(&dp));
+  out_line(o, "const u64 %s = gdn_desc(%s + %uu, 0x%016llxull);", var, base, first->start,
+           (unsigned long long)desc_high(first));
   return 0;
 }
 
-static int desc_text(const SmemTile *t, int mn0, int k0, int k0_first, const char *var, char *buf,
-                     size_t n, Diag *d) {
-  DescParts dp, first;
-  if (desc_for(t, mn0, k0, &dp, d) != 0 || desc_for(t, mn0, k0_first, &first, d) != 0)
+static int desc_text(const SmemTile *t, int mn0, int k0, const DescParts *first, const char *var,
+                     char *buf, size_t n, Diag *d) {
+  DescParts dp;
+  if (desc_for(t, mn0, k0, &dp, d) != 0)
     return -1;
-  if (desc_high(&dp) != desc_high(&first) || dp.start < first.start || (dp.start - first.start) % 16)
-    return diag_fail(d, "descriptor: k0 = %d is not k0 = %d's descriptor moved by its start", k0,
-                     k0_first);
-  snprintf(buf, n, "gdn_desc_at(%s, %uu)", var, dp.start - first.start);
+  if (desc_high(&dp) != desc_high(first) || dp.start < first->start ||
+      (dp.start - first->start) % 16)
+    return diag_fail(d, "descriptor: k0 = %d is not the first step's descriptor moved by its start",
+                     k0);
+  snprintf(buf, n, "gdn_desc_at(%s, %uu)", var, dp.start - first->start);
   return 0;
 }
 
@@ -65,23 +66,22 @@ static int emit_steps(Out *o, const Product *pr, const char *name, unsigned step
                       Diag *d) {
   const WgmmaReq *r = &pr->req;
   int rs = r->a_src == SRC_REG;
-  if (desc_first(o, &pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j0, pr->b_base, "db_", d) ||
-      (!rs && desc_first(o, &pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j0, pr->a_base, "da_", d)))
+  DescParts a0, b0;
+  if (desc_first(o, &pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j0, pr->b_base, "db_", &b0, d) ||
+      (!rs && desc_first(o, &pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j0, pr->a_base, "da_", &a0, d)))
     return -1;
   for (int j = j0; j < r->k / 16; j++) {
     if (!(steps >> j & 1))
       continue;
     char da[80], db[80];
-    if (desc_text(&pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, pr->b_k0 + 16 * j0, "db_", db,
-                  sizeof db, d))
+    if (desc_text(&pr->b_tile, pr->b_mn0, pr->b_k0 + 16 * j, &b0, "db_", db, sizeof db, d))
       return -1;
     const char *sd = j == j0 ? pr->scale_d : "1";
     if (rs) {
       out_line(o, "%s(%s, %s[%d], %s[%d], %s[%d], %s[%d], %s, %s);", name, pr->acc, pr->a_regs,
                4 * j, pr->a_regs, 4 * j + 1, pr->a_regs, 4 * j + 2, pr->a_regs, 4 * j + 3, db, sd);
     } else {
-      if (desc_text(&pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j, pr->a_k0 + 16 * j0, "da_", da,
-                    sizeof da, d))
+      if (desc_text(&pr->a_tile, pr->a_mn0, pr->a_k0 + 16 * j, &a0, "da_", da, sizeof da, d))
         return -1;
       out_line(o, "%s(%s, %s, %s, %s);", name, pr->acc, da, db, sd);
     }
