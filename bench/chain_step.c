@@ -4,7 +4,9 @@
  * paced by the chain or running unpaced, and for the w/u forms beside an
  * output that needs no w and u, or beside the warpgroup that forms them
  * (one chunk at a time, or two in flight), and for gdn_scan's form beside
- * an output that issues its products a few k-steps at a time.
+ * an output that issues its products a few k-steps at a time; then
+ * step_half_two, two chains of gdn_scan's form in one 384-thread CTA with
+ * one output warpgroup for both, against one chain in the same kernel.
  * Each figure is the lowest of three launches; clock64 cycles of
  * warpgroup 0 over STEPS steps, on one CTA or on CTAS at once.
  *
@@ -16,13 +18,12 @@
 
 #include "gpucheck.h"
 
-enum { THREADS = 256 };
-
-static double cycles(CUfunction fn, int steps, int mode, int ctas, int smem, CUdeviceptr out) {
+static double cycles(CUfunction fn, unsigned threads, int steps, int mode, int ctas, int smem,
+                     CUdeviceptr out) {
   double best = 0;
   for (int rep = 0; rep < 3; rep++) {
     void *args[] = {&steps, &mode, &out};
-    CU(cuLaunchKernel(fn, (unsigned)ctas, 1, 1, THREADS, 1, 1, (unsigned)smem, NULL, args, NULL));
+    CU(cuLaunchKernel(fn, (unsigned)ctas, 1, 1, threads, 1, 1, (unsigned)smem, NULL, args, NULL));
     CU(cuCtxSynchronize());
     unsigned long long c[3];
     CU(cuMemcpyDtoH(c, out, sizeof c));
@@ -69,11 +70,22 @@ int main(int argc, char **argv) {
         printf(" – |");
         continue;
       }
-      double c = cycles(fn, steps, m, ctas, smem, out);
+      double c = cycles(fn, 256, steps, m, ctas, smem, out);
       printf(" %.0f (%.3f) |", c, c / (khz / 1000.0));
       fflush(stdout);
     }
     printf("\n");
+  }
+  static const char *two[] = {"two chains", "two chains, output paced by both",
+                              "one chain, output paced", "one chain"};
+  CUfunction fn;
+  CU(cuModuleGetFunction(&fn, mod, "step_half_two"));
+  CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+  printf("\nstep_half_two: chain A's cycles per step (us), 384 threads a CTA\n\n"
+         "| mode | cycles (us) |\n|---|--:|\n");
+  for (int m = 0; m < 4; m++) {
+    double c = cycles(fn, 384, steps, m, ctas, smem, out);
+    printf("| %s | %.0f (%.3f) |\n", two[m], c, c / (khz / 1000.0));
   }
   CU(cuMemFree(out));
   CU(cuDevicePrimaryCtxRelease(dev));

@@ -235,6 +235,14 @@ static __device__ __forceinline__ void wgmma_m64n64k16_ss_bf16_mk(float (&d)[32]
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
+static __device__ __forceinline__ void setmaxnreg_inc_192() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 192;");
+}
+
+static __device__ __forceinline__ void setmaxnreg_dec_120() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 120;");
+}
+
 // probe_step: one step of the state chain, timed, in four forms (bench/
 // chain_step.c; docs/generic.md, "One chain step in four forms"):
 //   step_half     gdn_scan's form: S[v][k] for 64 rows of v as an m64n128
@@ -271,8 +279,8 @@ static __device__ __forceinline__ void wgmma_m64n64k16_ss_bf16_mk(float (&d)[32]
 #define XB_OFF 66560u // quarter: X [t][v]
 #define UD_OFF 70656u // quarter: Ud [t][v]
 #define O_OFF 82944u // the output's staging
-#define SWW_OFF 91136u // w/u forms: w [t][d]
-#define UB_OFF 107520u // w/u forms: u, fp32, fragment order
+#define SWW_OFF 91136u // w/u forms: w [t][d]; step_half_two: chain B's bf16(S)
+#define UB_OFF 107520u // w/u forms: u, fp32, fragment order; step_half_two: chain B's bf16(U)
 #define SMEM_USED 123904u // bytes from the aligned base
 
 // Build options that take parts out of the quarter forms' round trips, to
@@ -362,9 +370,21 @@ static __device__ __forceinline__ void st_store(u32 ssb, const float *S0, const 
 }
 
 // ---------------------------------------------------------------- half form
+// Where a half-form chain hands bf16(S) and bf16(U) to its output, and the
+// named barriers of that pair: the chain posts a step on `post` and waits
+// on `taken` for the output to have read the one before. step_half_two
+// runs two chains, one link each, beside one output warpgroup.
+struct HalfLink {
+  u32 hs, hu;
+  int post, taken;
+};
+static constexpr HalfLink LINK_A = {HS_OFF, HU_OFF, 3, 4};
+static constexpr HalfLink LINK_B = {SWW_OFF, UB_OFF, 5, 6};
+
 static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, int steps,
-                                                  int paced, int wt, unsigned long long *out) {
-  const u32 sk = base + K_OFF, sw = base + W_OFF, sv = base + V_OFF, hand = base + HS_OFF;
+                                                  int paced, int wt, unsigned long long *out,
+                                                  HalfLink ln = LINK_A) {
+  const u32 sk = base + K_OFF, sw = base + W_OFF, sv = base + V_OFF, hand = base + ln.hs;
   const float *s_g = (const float *)(gb + G_OFF);
   float S[64];
 #pragma unroll
@@ -513,11 +533,11 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
   #pragma unroll
   for (int i_ = 0; i_ < 64; ++i_) fence_operand(S[i_]);
     wgmma_commit();
-    frag_store(base + HU_OFF, uda, 16, wt);
+    frag_store(base + ln.hu, uda, 16, wt);
     if (paced) { // one step of slack: the output has taken step c - 1
       if (c > 0)
-        bar_sync(4, 256);
-      bar_arrive(3, 256);
+        bar_sync(ln.taken, 256);
+      bar_arrive(ln.post, 256);
     }
     wgmma_wait_0();
   }
@@ -526,15 +546,16 @@ static __device__ __forceinline__ void half_state(u32 base, unsigned char *gb, i
 
 template <int CHOP = 0>
 static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, int iters,
-                                                   int paced, int wt, unsigned long long *out) {
-  const u32 sq = base + Q_OFF, sp = base + P_OFF, hand = base + HS_OFF, so = base + O_OFF;
+                                                   int paced, int wt, unsigned long long *out,
+                                                   HalfLink ln = LINK_A) {
+  const u32 sq = base + Q_OFF, sp = base + P_OFF, hand = base + ln.hs, so = base + O_OFF;
   const float *s_g = (const float *)(gb + G_OFF);
   float sum = 0.f;
   for (int c = 0; c < iters; ++c) {
     u32 sa[32], ua[16], ob[16];
     float op[32], gq[32];
     if (paced)
-      bar_sync(3, 256);
+      bar_sync(ln.post, 256);
     frag_load(hand, sa, 32, wt);
     if constexpr (CHOP == 2) {
   #pragma unroll
@@ -715,9 +736,9 @@ static __device__ __forceinline__ void half_output(u32 base, unsigned char *gb, 
   for (int i_ = 0; i_ < 32; ++i_) fence_operand(op[i_]);
     }
     wgmma_commit();
-    frag_load(base + HU_OFF, ua, 16, wt);
+    frag_load(base + ln.hu, ua, 16, wt);
     if (paced) // its operands are read: the state may post the next step
-      bar_arrive(4, 256);
+      bar_arrive(ln.taken, 256);
 #pragma unroll
     for (int r = 0; r < 32; r += 2) {
       const float2 x = *(const float2 *)(s_g + acc64_col(wt, r));
@@ -851,6 +872,41 @@ step_half(int steps, int mode, unsigned long long *out) {
     half_output<1>(base, gb, steps, 1, wt, out);
   else if (mode != 0)
     half_output(base, gb, mode == 1 ? steps : 2 * steps, mode == 1, wt, out);
+}
+
+// Two chains of the half form in one CTA, as the two 64-row halves of one
+// head's state would run side by side, and one output warpgroup for both:
+// 384 threads enter with 168 registers each; setmaxnreg gives each chain
+// 192 and the output 120. The chains share the chunk's tiles (as two
+// halves share k, W and g) and have a hand-off each (LINK_A, LINK_B).
+// mode 0: both chains, no output; 1: both, the output paced by each in
+// turn; 2: chain A alone, output paced; 3: chain A alone, no output. Set
+// beside step_half (one chain, one output, 256 threads), it says what a
+// second chain on the SM costs the first (docs/generic.md, "Two chains an
+// SM, probed").
+extern "C" __global__ void __launch_bounds__(384, 1)
+step_half_two(int steps, int mode, unsigned long long *out) {
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char *gb;
+  const u32 base = step_init(smem_raw, &gb);
+  const int wg = threadIdx.x / 128, wt = threadIdx.x % 128;
+  const int paced = mode == 1 || mode == 2, both = mode <= 1;
+  if (wg == 2) {
+    setmaxnreg_dec_120();
+    if (!paced)
+      return;
+    for (int c = 0; c < steps; ++c) {
+      half_output(base, gb, 1, 1, wt, out, LINK_A);
+      if (both)
+        half_output(base, gb, 1, 1, wt, out, LINK_B);
+    }
+  } else {
+    setmaxnreg_inc_192();
+    if (wg == 0)
+      half_state(base, gb, steps, paced, wt, out, LINK_A);
+    else if (both)
+      half_state(base, gb, steps, paced, wt, out, LINK_B);
+  }
 }
 
 // ------------------------------------------------------------- quarter form

@@ -159,11 +159,33 @@ static int step_layout(Out *o, Diag *d) {
       {"HS_OFF", "half: bf16(S) for the output", hs}, {"HU_OFF", "half: bf16(U)", hu},
       {"SB_OFF", "quarter: bf16(S^T) [d][v]", sb}, {"XB_OFF", "quarter: X [t][v]", xb},
       {"UD_OFF", "quarter: Ud [t][v]", ud}, {"O_OFF", "the output's staging", so},
-      {"SWW_OFF", "w/u forms: w [t][d]", ww}, {"UB_OFF", "w/u forms: u, fp32, fragment order", ub},
+      {"SWW_OFF", "w/u forms: w [t][d]; step_half_two: chain B's bf16(S)", ww},
+      {"UB_OFF", "w/u forms: u, fp32, fragment order; step_half_two: chain B's bf16(U)", ub},
       {"SMEM_USED", "bytes from the aligned base", off},
   };
   for (size_t i = 0; i < COUNT_OF(defs); i++)
     outf(o, "#define %s %uu // %s\n", defs[i].name, defs[i].at, defs[i].what);
+  return 0;
+}
+
+/* step_half_two: 384 threads enter with arch_entry_regs registers each,
+ * and that allocation is the pool setmaxnreg draws on: two chains and one
+ * output must fit it, or setmaxnreg.inc would wait forever. */
+enum { TWO_STATE_REGS = 192, TWO_OUTPUT_REGS = 120 };
+
+static int step_two_slots(Prelude *p, Slots *sl, Diag *d) {
+  const unsigned entry = arch_entry_regs(ARCH_SM90A, 384);
+  if (2 * TWO_STATE_REGS + TWO_OUTPUT_REGS > 3 * entry)
+    return diag_fail(d, "probe_step: step_half_two asks for 2 x %d + %d registers a thread, "
+                        "more than the 3 x %u its threads enter with",
+                     TWO_STATE_REGS, TWO_OUTPUT_REGS, entry);
+  emit_setmaxnreg(p, 1, TWO_STATE_REGS);
+  emit_setmaxnreg(p, 0, TWO_OUTPUT_REGS);
+  slot_add(sl, "TWO_STATE", "setmaxnreg_inc_%d", TWO_STATE_REGS);
+  slot_add(sl, "TWO_OUTPUT", "setmaxnreg_dec_%d", TWO_OUTPUT_REGS);
+  slot_add(sl, "TWO_ENTRY_REGS", "%u", entry);
+  slot_add(sl, "TWO_STATE_REGS", "%d", TWO_STATE_REGS);
+  slot_add(sl, "TWO_OUTPUT_REGS", "%d", TWO_OUTPUT_REGS);
   return 0;
 }
 
@@ -200,6 +222,7 @@ int step_probe_emit(const char *tmpl_dir, const char *out_dir, Diag *d) {
   out_init(&layout);
   out_init(&kern);
   int rc = step_slots(&p, &sl, d);
+  rc = rc ? rc : step_two_slots(&p, &sl, d);
   rc = rc ? rc : step_layout(&layout, d);
   slot_out(&sl, "LAYOUT", &layout);
   rc = rc ? rc : template_emit(tmpl_dir, tmpl, 1, &sl, &kern, d);
