@@ -36,6 +36,8 @@ typedef struct ArchInfo {
 } ArchInfo;
 const ArchInfo *arch_info(ArchId a);
 unsigned arch_entry_regs(ArchId a, unsigned threads); /* per thread, 1 CTA an SM */
+int arch_setmaxnreg_fits(ArchId a, const char *kernel, unsigned threads, unsigned regs,
+                         Diag *d); /* -1 and a diagnostic if regs exceed the entry pool */
 int arch_parse(const char *name, ArchId *out); /* -1 if unknown */
 
 typedef enum DType { DT_BF16, DT_F16, DT_F32, DT_COUNT } DType;

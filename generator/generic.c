@@ -545,21 +545,13 @@ static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn
 /* What a kernel asks of one SM: its shared memory (with the 1 KB the
  * kernel spends aligning its base) and `regs`, the registers its
  * warpgroups ask setmaxnreg for in all (0: none, left to ptxas and the
- * launch bounds). Those must come out of what the CTA entered with: the
- * SM's file is not the limit, its share for `threads` threads is. */
+ * launch bounds; arch_setmaxnreg_fits). */
 static int fits_sm(ArchId arch, const KernelInfo *ki, unsigned regs, Diag *d) {
   const ArchInfo *a = arch_info(arch);
   if (ki->smem > a->smem_max)
     return diag_fail(d, "%s needs %u bytes of shared memory; %s allows %u", ki->name, ki->smem,
                      a->name, a->smem_max);
-  unsigned entry = arch_entry_regs(arch, ki->threads);
-  if (regs > entry * ki->threads)
-    return diag_fail(d,
-                     "%s's warpgroups ask setmaxnreg for %u registers in all, but its %u "
-                     "threads enter with %u each (%u), and setmaxnreg.inc would wait forever "
-                     "for the rest",
-                     ki->name, regs, ki->threads, entry, entry * ki->threads);
-  return 0;
+  return arch_setmaxnreg_fits(arch, ki->name, ki->threads, regs, d);
 }
 
 /* Three warpgroups; the producer gives registers to the state and output

@@ -168,22 +168,19 @@ static int step_layout(Out *o, Diag *d) {
   return 0;
 }
 
-/* step_half_two: 384 threads enter with arch_entry_regs registers each,
- * and that allocation is the pool setmaxnreg draws on: two chains and one
- * output must fit it, or setmaxnreg.inc would wait forever. */
+/* step_half_two's registers: two chains and one output, out of what 384
+ * threads enter with (arch_setmaxnreg_fits). */
 enum { TWO_STATE_REGS = 192, TWO_OUTPUT_REGS = 120 };
 
 static int step_two_slots(Prelude *p, Slots *sl, Diag *d) {
-  const unsigned entry = arch_entry_regs(ARCH_SM90A, 384);
-  if (2 * TWO_STATE_REGS + TWO_OUTPUT_REGS > 3 * entry)
-    return diag_fail(d, "probe_step: step_half_two asks for 2 x %d + %d registers a thread, "
-                        "more than the 3 x %u its threads enter with",
-                     TWO_STATE_REGS, TWO_OUTPUT_REGS, entry);
+  if (arch_setmaxnreg_fits(ARCH_SM90A, "step_half_two", 384,
+                           128u * (2 * TWO_STATE_REGS + TWO_OUTPUT_REGS), d))
+    return -1;
   emit_setmaxnreg(p, 1, TWO_STATE_REGS);
   emit_setmaxnreg(p, 0, TWO_OUTPUT_REGS);
   slot_add(sl, "TWO_STATE", "setmaxnreg_inc_%d", TWO_STATE_REGS);
   slot_add(sl, "TWO_OUTPUT", "setmaxnreg_dec_%d", TWO_OUTPUT_REGS);
-  slot_add(sl, "TWO_ENTRY_REGS", "%u", entry);
+  slot_add(sl, "TWO_ENTRY_REGS", "%u", arch_entry_regs(ARCH_SM90A, 384));
   slot_add(sl, "TWO_STATE_REGS", "%d", TWO_STATE_REGS);
   slot_add(sl, "TWO_OUTPUT_REGS", "%d", TWO_OUTPUT_REGS);
   return 0;

@@ -31,6 +31,22 @@ unsigned arch_entry_regs(ArchId a, unsigned threads) {
   unsigned r = arch_table[a].regs / threads / 8 * 8;
   return r < 256 ? r : 256;
 }
+
+/* `regs`: the registers a kernel's warpgroups ask setmaxnreg for in all.
+ * They must come out of what its `threads` threads entered with: the SM's
+ * file is not the limit, the CTA's share of it is. */
+int arch_setmaxnreg_fits(ArchId a, const char *kernel, unsigned threads, unsigned regs,
+                         Diag *d) {
+  unsigned entry = arch_entry_regs(a, threads);
+  if (regs > entry * threads)
+    return diag_fail(d,
+                     "%s's warpgroups ask setmaxnreg for %u registers in all, but its %u "
+                     "threads enter with %u each (%u), and setmaxnreg.inc would wait forever "
+                     "for the rest",
+                     kernel, regs, threads, entry, entry * threads);
+  return 0;
+}
+
 const DTypeInfo *dtype_info(DType t) { return &dtype_table[t]; }
 
 int arch_parse(const char *name, ArchId *out) {
