@@ -58,6 +58,8 @@ check "stall_report.py --lines: a range, rows numbered as in the listing" tests/
   python3 bench/tools/stall_report.py tests/tools/stall.csv --lines 3-5 --top 2
 check "wgmma_gaps.py: gaps between HGMMAs, waits to the next one" tests/tools/sass.expected \
   python3 bench/tools/wgmma_gaps.py tests/tools/sass.txt
+check "wgmma_gaps.py --cycles: stall cycles from the control words, the loop" \
+  tests/tools/sass-cycles.expected python3 bench/tools/wgmma_gaps.py tests/tools/sass-cycles.txt --cycles
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
 check "ab_run.sh AB_BENCH_ARGS: the timing passes' options reach gdn_bench" \
