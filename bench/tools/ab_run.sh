@@ -1,7 +1,8 @@
 #!/bin/bash
 # The A/B of bench/tools/ab_build.sh, on the GPU machine: the GDN cases of
 # each build, then its C benchmark, the builds taking turns (twice unless
-# AB_PASSES says) so that drift shows.   bench/tools/ab_run.sh [ITERS [ROW]]
+# AB_PASSES says; in reverse order on even passes) so that drift shows.
+#   bench/tools/ab_run.sh [ITERS [ROW]]
 # With AB_TRACE=DIR, each build whose gdn_bench has --trace (docs/trace.md)
 # then writes its timelines to DIR/<build>.csv and their report to
 # DIR/<build>.md (the trace kernels are compiled by NVRTC there).
@@ -51,8 +52,16 @@ if [ -n "${AB_SAME:-}" ]; then
     fi
   done
 fi
+# Odd passes run the builds in name order, even passes in reverse, so that
+# no build always runs first, or last, in its pass.
+builds=("$dir"/*/)
 for pass in $(seq 1 "$passes"); do
-  for d in "$dir"/*/; do
+  order=("${builds[@]}")
+  if [ $((pass % 2)) -eq 0 ]; then
+    order=()
+    for ((i = ${#builds[@]} - 1; i >= 0; i--)); do order+=("${builds[$i]}"); done
+  fi
+  for d in "${order[@]}"; do
     echo "== pass $pass: $(basename "$d")"
     run "$d/gdn_bench" ${AB_BENCH_ARGS:-} "$iters" $row
   done
