@@ -55,13 +55,10 @@ fi
 # Odd passes run the builds in name order, even passes in reverse, so that
 # no build always runs first, or last, in its pass.
 builds=("$dir"/*/)
+n=${#builds[@]}
 for pass in $(seq 1 "$passes"); do
-  order=("${builds[@]}")
-  if [ $((pass % 2)) -eq 0 ]; then
-    order=()
-    for ((i = ${#builds[@]} - 1; i >= 0; i--)); do order+=("${builds[$i]}"); done
-  fi
-  for d in "${order[@]}"; do
+  for ((i = 0; i < n; i++)); do
+    d=${builds[pass % 2 ? i : n - 1 - i]}
     echo "== pass $pass: $(basename "$d")"
     run "$d/gdn_bench" ${AB_BENCH_ARGS:-} "$iters" $row
   done

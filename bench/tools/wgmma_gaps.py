@@ -37,25 +37,27 @@ HIGH = re.compile(r"^\s*/\* 0x([0-9a-f]{16}) \*/\s*$")
 
 
 def read_listing(path):
-    """[(function, [(address, instruction)])] in listing order, and with
-    the stall counts: {function: [stall of each instruction, or None]}."""
-    funcs, stalls = [], {}
+    """[(function, [(address, instruction)], [stall of each instruction, or
+    None where the listing has no control word])] in listing order."""
+    funcs = []
     with open(path) as f:
         for line in f:
             m = FUNC.search(line)
             if m:
-                funcs.append((m.group(1) or m.group(2), []))
-                stalls[funcs[-1][0]] = []
+                funcs.append((m.group(1) or m.group(2), [], []))
                 continue
+            if not funcs:
+                continue
+            _, insns, stalls = funcs[-1]
             m = INSN.search(line)
-            if m and funcs:
-                funcs[-1][1].append((int(m.group(1), 16), m.group(2).strip()))
-                stalls[funcs[-1][0]].append(None)
+            if m:
+                insns.append((int(m.group(1), 16), m.group(2).strip()))
+                stalls.append(None)
                 continue
             m = HIGH.match(line)
-            if m and funcs and stalls[funcs[-1][0]]:
-                stalls[funcs[-1][0]][-1] = int(m.group(1), 16) >> 41 & 15
-    return funcs, stalls
+            if m and stalls:
+                stalls[-1] = int(m.group(1), 16) >> 41 & 15
+    return funcs
 
 
 def shape(insn):
@@ -76,8 +78,9 @@ def inner_loops(insns):
     spans = []
     for i, (a, t) in enumerate(insns):
         m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", t)
-        if m and int(m.group(1), 16) < a and int(m.group(1), 16) in at:
-            spans.append((at[int(m.group(1), 16)], i))
+        target = int(m.group(1), 16) if m else a
+        if target < a and target in at:
+            spans.append((at[target], i))
     return [s for s in spans
             if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
 
@@ -135,13 +138,13 @@ def main():
     ap.add_argument("--cycles", action="store_true",
                     help="stall cycles from the control words, and the wgmma loops")
     args = ap.parse_args()
-    funcs, stalls = read_listing(args.listing)
+    funcs = read_listing(args.listing)
     if args.function:
         funcs = [f for f in funcs if f[0] == args.function]
     if not funcs:
         sys.exit(f"{args.listing}: no function" + (f" {args.function}" if args.function else ""))
-    for name, insns in funcs:
-        report(name, insns, stalls[name] if args.cycles else None)
+    for name, insns, stalls in funcs:
+        report(name, insns, stalls if args.cycles else None)
 
 
 if __name__ == "__main__":
