@@ -13,7 +13,9 @@ how long the output warpgroups waited for it and took it after the chain
 had its data (which says whether the output keeps up); where the trace has
 the producer's stamps, when the chunk's loads were issued and how long
 before the chain began to wait for them; for a single sequence also when
-the prepare units of its chunk slot ended.
+the prepare units of its chunk slot ended, and how long after the end of
+its own head's unit each CTA issued the chunk's loads and had its data
+(the flag's hand-off, where units run in the same grid).
 
 With --ranks N, a table per row, rank by rank, where a rank is N
 consecutive scan CTAs: N = 2 x the output heads gives one sequence each
@@ -211,8 +213,8 @@ def chunk_table(name, d):
     print(f'### {name}, chunk by chunk (us, medians over CTAs)\n')
     print("| chunk | CTAs | data | wait (median / max) | step to the next | output's wait "
           "| output takes it after the chain | loads issued | ahead of the chain's wait "
-          "| its units end (min / max) |")
-    print('|---|---|---|---|---|---|---|---|---|---|')
+          "| its units end (min / max) | own unit's end to loads issued / to data |")
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     for c in range(n):
         have = [i for i, ch in scan.items() if c in ch]
         waits = [scan[i][c][1] - scan[i][c][0] for i in have]
@@ -222,10 +224,14 @@ def chunk_table(name, d):
         pr = [(d['prod'][i][c][1], scan[i][c][0]) for i in have if c in d['prod'].get(i, {})]
         ends = [d['unit'][u][1] for u in range(c * ho, (c + 1) * ho) if u in d['unit']]
         units = f'{min(ends):.2f} / {max(ends):.2f}' if ends else '-'
+        # The unit of CTA i's own head (i = (rank x Ho + head) x 2 + half):
+        # from its end stamp, the flag's release and poll and the copies.
+        own = [(d['prod'][i][c][1], scan[i][c][1], d['unit'][c * ho + i // 2 % ho][1])
+               for i in have if ho and c in d['prod'].get(i, {}) and c * ho + i // 2 % ho in d['unit']]
         print(f'| {c} | {len(have)} | {med([scan[i][c][1] for i in have])} | '
               f'{med(waits)} / {max(waits):.2f} | {med(steps)} | {med([b - a for a, b in oc])} | '
               f'{med(lag)} | {med([p for p, _ in pr])} | {med([w - p for p, w in pr])} | '
-              f'{units} |')
+              f'{units} | {med([p - u for p, _, u in own])} / {med([t - u for _, t, u in own])} |')
     print()
 
 
