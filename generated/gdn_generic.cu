@@ -2403,9 +2403,9 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho));
   } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
     const int j = b - scans, units = (T / 64 + N) * Ho;
-    int u = split ? ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= ((Ho) < (P) ? (Ho) : (P)) ? (P) + (j) - ((Ho) < (P) ? (Ho) : (P)) : 2 * (P) - ((Ho) < (P) ? (Ho) : (P)) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
-    // A CTA with a unit of chunk slot 0 runs it alone first (SPLIT_RUNNER).
-    const bool late = split && j < ((Ho) < (P) ? (Ho) : (P));
+    int u = split ? ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= (2 * (Ho) < (P) ? 2 * (Ho) : (P)) ? (P) + (j) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) : 2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
+    // A CTA with a unit of chunk slot 0 or 1 runs it alone first (SPLIT_RUNNER).
+    const bool late = split && j < (2 * (Ho) < (P) ? 2 * (Ho) : (P));
     if (late && wg == 1)
       bar_sync(4u, 256u);
     // One call site of prepare_unit: with two, ptxas spills at 168 registers.

@@ -42,7 +42,7 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 #define GDN_FUSED_UNIT(j, wg, single) ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg))
 // A split launch: the runner warpgroup wg of prepare CTA j of P is, with Ho
 // output heads (-1: none).
-#define GDN_SPLIT_RUNNER(j, wg, P, Ho) ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= ((Ho) < (P) ? (Ho) : (P)) ? (P) + (j) - ((Ho) < (P) ? (Ho) : (P)) : 2 * (P) - ((Ho) < (P) ? (Ho) : (P)) + (j))
+#define GDN_SPLIT_RUNNER(j, wg, P, Ho) ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= (2 * (Ho) < (P) ? 2 * (Ho) : (P)) ? (P) + (j) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) : 2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) + (j))
 #define GDN_SPLIT_UNITS 2u
 // gdn_prepare CTAs one SM holds (its launch bounds).
 #define GDN_PREPARE_CTAS_PER_SM 4u

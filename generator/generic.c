@@ -188,14 +188,14 @@ enum { PREPARE_LEAN_CTAS_PER_SM = 5 };
 
 /* A split launch runs its units by runners instead: runner r of R = 2 P
  * runs units r, r + R, r + 2 R, ..., so the first runners hold the first
- * chunk slots. Warpgroup 0 of prepare CTA j of P is runner j. Chunk slot
- * 0's units (runners 0 .. H - 1, H = min(Ho, P)) are on every chain's path,
- * and a unit alone on its SM is a third shorter: warpgroup 1 of those CTAs
- * starts once warpgroup 0's first unit is done (on named barrier LATE_BAR),
- * and takes the last runners, whose first units are needed last;
- * warpgroup 1 of CTA j >= H is runner P + j - H. -1: none (the third
- * warpgroup). */
-#define SPLIT_H "((Ho) < (P) ? (Ho) : (P))"
+ * chunk slots. Warpgroup 0 of prepare CTA j of P is runner j. Chunk slots
+ * 0 and 1's units (runners 0 .. H - 1, H = min(2 Ho, P)) are on every
+ * chain's path, and a unit alone on its SM is a fifth shorter: warpgroup
+ * 1 of those CTAs starts once warpgroup 0's first unit is done (on named
+ * barrier LATE_BAR), and takes the last runners, whose first units are
+ * needed last; warpgroup 1 of CTA j >= H is runner P + j - H. -1: none
+ * (the third warpgroup). */
+#define SPLIT_H "(2 * (Ho) < (P) ? 2 * (Ho) : (P))"
 #define SPLIT_RUNNER_FMT                                                                 \
   "((wg) >= %d ? -1 : (wg) == 0 ? (j) : (j) >= " SPLIT_H " ? (P) + (j) - " SPLIT_H        \
   " : 2 * (P) - " SPLIT_H " + (j))"
