@@ -1839,18 +1839,12 @@ static __device__ __forceinline__ void state_chunk(float (&S)[64], const ScanArg
   u32 vv[16]; // V[s][v], V[s + 1][v] for each register pair of X^T
   {
     const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
-    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        vv[0], vv[1], vv[2], vv[3]);
-    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 16 : i == 1 ? 16 : i == 2 ? 24 : 24) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        vv[4], vv[5], vv[6], vv[7]);
-    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 32 : i == 1 ? 32 : i == 2 ? 40 : 40) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        vv[8], vv[9], vv[10], vv[11]);
-    ldmatrix_x4_trans(sv + tile_64((i == 0 ? 48 : i == 1 ? 48 : i == 2 ? 56 : 56) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        vv[12], vv[13], vv[14], vv[15]);
+    const u32 sv_lane = sv + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
+                                       vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8));
+    ldmatrix_x4_trans(sv_lane, vv[0], vv[1], vv[2], vv[3]);
+    ldmatrix_x4_trans(sv_lane + 2048u, vv[4], vv[5], vv[6], vv[7]);
+    ldmatrix_x4_trans(sv_lane + 4096u, vv[8], vv[9], vv[10], vv[11]);
+    ldmatrix_x4_trans(sv_lane + 6144u, vv[12], vv[13], vv[14], vv[15]);
   }
   float gx[32]; // registers r, r + 1 of a pair hold adjacent columns
 #pragma unroll
@@ -2066,18 +2060,12 @@ static __device__ __forceinline__ void output_chunk(const ScanArgs &a, int c, in
   bar_sync(nb, 128); // every warp's products have read the q tile
   {
     const int lane = wt & 31, i = lane >> 3, rr = lane & 7, vw = 16 * (wt >> 5);
-    stmatrix_x4_trans(so + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        ob[0], ob[1], ob[2], ob[3]);
-    stmatrix_x4_trans(so + tile_64((i == 0 ? 16 : i == 1 ? 16 : i == 2 ? 24 : 24) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        ob[4], ob[5], ob[6], ob[7]);
-    stmatrix_x4_trans(so + tile_64((i == 0 ? 32 : i == 1 ? 32 : i == 2 ? 40 : 40) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        ob[8], ob[9], ob[10], ob[11]);
-    stmatrix_x4_trans(so + tile_64((i == 0 ? 48 : i == 1 ? 48 : i == 2 ? 56 : 56) + rr,
-                  vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8)),
-        ob[12], ob[13], ob[14], ob[15]);
+    const u32 so_lane = so + tile_64((i == 0 ? 0 : i == 1 ? 0 : i == 2 ? 8 : 8) + rr,
+                                       vw + (i == 0 ? 0 : i == 1 ? 8 : i == 2 ? 0 : 8));
+    stmatrix_x4_trans(so_lane, ob[0], ob[1], ob[2], ob[3]);
+    stmatrix_x4_trans(so_lane + 2048u, ob[4], ob[5], ob[6], ob[7]);
+    stmatrix_x4_trans(so_lane + 4096u, ob[8], ob[9], ob[10], ob[11]);
+    stmatrix_x4_trans(so_lane + 6144u, ob[12], ob[13], ob[14], ob[15]);
   }
   if (L == 64) { // a full chunk: one TMA store of the staged tile
     fence_proxy_async(); // this thread's stmatrix writes, seen by the TMA engine

@@ -517,25 +517,61 @@ static void scan_layout_slots(Slots *sl, const ScanLayout *l) {
  * covers block (v0 + 16 w, t0) of the transposed matrix, so lane l of call
  * `call` addresses row t0 + l % 8 of block 4 call + l / 8. Used to load V^T
  * fragments (X^T) and to stage O^T for row-wise stores. */
+typedef struct BlockCall {
+  int r0[4], c0[4]; /* block origins (v, t) of lanes 0-7, 8-15, 16-23, 24-31 in warp 0 */
+} BlockCall;
+
+/* The byte offset lane `lane` of warp `w` gives ldmatrix in call bc. */
+static uint32_t block_lane_offset(const BlockCall *bc, int w, int lane) {
+  int i = lane >> 3, rr = lane & 7;
+  return tile_offset(&TILE_64, bc->c0[i] + rr, 16 * w + bc->r0[i]);
+}
+
+/* The constant by which every lane's address in call b exceeds its
+ * address in call a, or -1 where none does. The 128B swizzle XORs a row's
+ * low three bits into the address, so calls a multiple of 8 rows apart
+ * differ by the same bytes in every lane: the emitted code forms each
+ * thread's address once and adds the constant, an immediate of the
+ * instruction, so that no per-call address stays live across a loop. */
+static int64_t block_call_delta(const BlockCall *a, const BlockCall *b) {
+  int64_t delta = -1;
+  for (int w = 0; w < 4; w++)
+    for (int lane = 0; lane < 32; lane++) {
+      int64_t dl = (int64_t)block_lane_offset(b, w, lane) - (int64_t)block_lane_offset(a, w, lane);
+      if (dl < 0 || (delta >= 0 && dl != delta))
+        return -1;
+      delta = dl;
+    }
+  return delta;
+}
+
 static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn,
                        const char *tile, const char *regs, Diag *d) {
   FragMap m = frag_acc(64);
+  BlockCall bc[8];
+  int calls = m.regs / 8;
+  for (int call = 0; call < calls; call++)
+    for (int i = 0; i < 4; i++)
+      if (frag_pair_block(&m, 4 * call + i, &bc[call].r0[i], &bc[call].c0[i], d))
+        return -1;
   Out o;
   out_init(&o);
   o.indent = 2;
-  for (int call = 0; call < m.regs / 8; call++) {
-    int r0[4], c0[4];
-    for (int i = 0; i < 4; i++)
-      if (frag_pair_block(&m, 4 * call + i, &r0[i], &c0[i], d)) {
-        out_free(&o);
-        return -1;
-      }
-    out_line(&o, "%s(%s + tile_64((i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d) + rr,", insn,
-             tile, c0[0], c0[1], c0[2], c0[3]);
-    out_line(&o, "              vw + (i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d)),", r0[0],
-             r0[1], r0[2], r0[3]);
-    out_line(&o, "    %s[%d], %s[%d], %s[%d], %s[%d]);", regs, 4 * call, regs, 4 * call + 1, regs,
-             4 * call + 2, regs, 4 * call + 3);
+  const BlockCall *b0 = &bc[0];
+  out_line(&o, "const u32 %s_lane = %s + tile_64((i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d) + rr,",
+           tile, tile, b0->c0[0], b0->c0[1], b0->c0[2], b0->c0[3]);
+  out_line(&o, "                                   vw + (i == 0 ? %d : i == 1 ? %d : i == 2 ? %d : %d));",
+           b0->r0[0], b0->r0[1], b0->r0[2], b0->r0[3]);
+  for (int call = 0; call < calls; call++) {
+    int64_t delta = block_call_delta(b0, &bc[call]);
+    if (delta < 0) {
+      out_free(&o);
+      return diag_fail(d, "%s: call %d of %s is not call 0's addresses moved by one constant",
+                       slot, call, insn);
+    }
+    out_line(&o, "%s(%s_lane%s%.0lld%s, %s[%d], %s[%d], %s[%d], %s[%d]);", insn, tile,
+             delta ? " + " : "", (long long)delta, delta ? "u" : "", regs, 4 * call, regs,
+             4 * call + 1, regs, 4 * call + 2, regs, 4 * call + 3);
   }
   (void)p;
   slot_out(sl, slot, &o);
