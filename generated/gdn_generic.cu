@@ -298,6 +298,12 @@ static __device__ __forceinline__ void cluster_sync() {
                "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+static __device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned *at) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(at) : "memory");
+  return v;
+}
+
 static __device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned *at) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(at) : "memory");
@@ -1495,11 +1501,14 @@ static __device__ __forceinline__ u32 hand_slot(const ScanArgs &a, int j) {
 
 // The ready flag of chunk c's unit for reader r (0: the k/v/W loads, 1: the
 // q/P loads) of this half: wait for it, then clear it, so that the flags are
-// all zero again when the grid ends.
+// all zero again when the grid ends. The poll reads relaxed; one acquire
+// after it reads the same set flag (only this thread clears it), so the L1
+// is invalidated once a chunk, not once a read.
 static __device__ __forceinline__ void flag_wait(const ScanArgs &a, int c, int r) {
   unsigned *f = a.ws_f + 4 * ((a.slot0 + c) * a.Ho + a.h) + 2 * (a.v0 / 64) + r;
-  while (ld_acquire_gpu(f) == 0u)
+  while (ld_relaxed_gpu(f) == 0u)
     __nanosleep(32);
+  (void)ld_acquire_gpu(f);
   fence_proxy_async_global(); // the TMA reads after it come after the acquire
   *f = 0u;
 }

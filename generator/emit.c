@@ -488,6 +488,17 @@ void emit_st_relaxed_gpu(Prelude *p) {
   outf(&p->text, "  asm volatile(\"st.relaxed.gpu.global.u32 [%%0], %%1;\" :: \"l\"(at), \"r\"(v) : \"memory\");\n}\n\n");
 }
 
+/* A strong load that orders nothing: a poll's repeated reads, so that only
+ * the read that ends it pays for an acquire (ld.acquire invalidates the
+ * SM's L1 each time, CCTL.IVALL in the SASS). */
+void emit_ld_relaxed_gpu(Prelude *p) {
+  if (seen(p, "ld_relaxed_gpu"))
+    return;
+  outf(&p->text, FN " unsigned ld_relaxed_gpu(const unsigned *at) {\n  unsigned v;\n");
+  outf(&p->text, "  asm volatile(\"ld.relaxed.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(at) : \"memory\");\n");
+  outf(&p->text, "  return v;\n}\n\n");
+}
+
 void emit_ld_acquire_gpu(Prelude *p) {
   if (seen(p, "ld_acquire_gpu"))
     return;

@@ -263,6 +263,7 @@ void emit_griddep_launch(Prelude *p);
 void emit_griddep_wait(Prelude *p);
 void emit_fence_acq_rel_gpu(Prelude *p);
 void emit_st_relaxed_gpu(Prelude *p);
+void emit_ld_relaxed_gpu(Prelude *p);
 void emit_ld_acquire_gpu(Prelude *p);
 void emit_fence_proxy_async_global(Prelude *p);
 void emit_tma_store_3d(Prelude *p);
