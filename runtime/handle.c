@@ -84,6 +84,31 @@ static int context_sms(int device_sms) {
   return device_sms;
 }
 
+/* The ready-flag arena (launch.c gives captured one-grid calls slices of
+ * it). It is made here, not at a call, because a call may be under capture,
+ * where an allocation is not allowed; this thread's capture mode is relaxed
+ * meanwhile, so that a capture another thread runs in global mode is not
+ * invalidated. The zeroing runs on a stream of its own, apart from any
+ * stream being captured. Without an arena, calls zero flags as before. */
+static void flag_arena(gdn_handle *h) {
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  if (cuThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS)
+    return;
+  CUdeviceptr d = 0;
+  CUstream s = NULL;
+  int ok = cuMemAlloc(&d, GDN_FLAG_ARENA_BYTES) == CUDA_SUCCESS &&
+           cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
+           cuMemsetD8Async(d, 0, GDN_FLAG_ARENA_BYTES, s) == CUDA_SUCCESS &&
+           cuStreamSynchronize(s) == CUDA_SUCCESS;
+  if (s)
+    cuStreamDestroy(s);
+  if (ok)
+    h->flags = d, h->flags_bytes = GDN_FLAG_ARENA_BYTES;
+  else if (d)
+    cuMemFree(d);
+  cuThreadExchangeStreamCaptureMode(&mode);
+}
+
 gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err,
                          size_t err_len) {
   if (err && err_len)
@@ -95,6 +120,7 @@ gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err
   if (!h)
     return GDN_ERR_OUT_OF_MEMORY;
   pthread_mutex_init(&h->lock, NULL);
+  atomic_init(&h->flags_used, 0);
   CUresult r = cuInit(0);
   if (r == CUDA_SUCCESS)
     r = cuDeviceGet(&h->dev, device);
@@ -108,6 +134,8 @@ gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err
   if (s == GDN_OK) {
     h->sms = context_sms(h->sms);
     s = load_kernels(h, flags);
+    if (s == GDN_OK)
+      flag_arena(h);
     CUcontext popped;
     cuCtxPopCurrent(&popped);
   }
@@ -172,6 +200,8 @@ void gdn_destroy(gdn_handle *h) {
       cuEventSynchronize(h->ws_event);
     if (h->ws)
       cuMemFree(h->ws);
+    if (h->flags) /* a graph captured with its slices must not outlive h */
+      cuMemFree(h->flags);
     if (h->ws_event)
       cuEventDestroy(h->ws_event);
     if (h->mod)

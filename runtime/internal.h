@@ -3,7 +3,8 @@
  *   check.c   argument rules, pure C (no CUDA call): the CPU tests and the
  *             fuzzer drive them directly
  *   route.c   which schedule serves a call, from host-visible facts alone
- *   handle.c  handles, module loading (cubin, else NVRTC), errors
+ *   handle.c  handles, module loading (cubin, else NVRTC), the flag arena,
+ *             errors
  *   nvrtc.c   the NVRTC path: the embedded source compiled for the device
  *   launch.c  tensor maps, workspace layout, kernel launches
  */
@@ -12,11 +13,15 @@
 
 #include <cuda.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "gdn.h"
 #include "gdn_kernels.h"
 
 #define GDN_ERR_LEN 512
+/* The handle's ready-flag arena: 16 bytes a prepare unit, so a captured
+ * one-grid call of T = 4096 and 16 heads takes 17 KB of it. */
+#define GDN_FLAG_ARENA_BYTES ((size_t)2 << 20)
 
 struct gdn_handle {
   CUdevice dev;
@@ -26,6 +31,11 @@ struct gdn_handle {
   int from_nvrtc;             /* 1 if the kernels were compiled at create */
   int trace;                  /* 1 if created with GDN_CREATE_TRACE */
   int sms;                    /* multiprocessors the context may use */
+  /* Ready flags for captured one-grid calls (launch.c): zeroed once at
+   * create, handed out in slices no other call shares; 0 if none. */
+  CUdeviceptr flags;
+  size_t flags_bytes;
+  atomic_size_t flags_used;
   pthread_mutex_t lock;       /* guards what follows */
   CUdeviceptr ws;             /* the handle's own workspace, or 0 */
   size_t ws_bytes;

@@ -40,6 +40,24 @@ static gdn_status map_tiles(gdn_handle *h, CUtensorMap *m, CUdeviceptr base, int
                 what);
 }
 
+/* The ready flags of a one-grid call being captured: a slice of the
+ * handle's arena that no other call is given, so the graph needs no memset
+ * node. The arena is zero from its making, and every replay leaves the
+ * slice zero, since each flag a prepare unit sets is cleared by the one
+ * scan CTA that waits on it. Replays of one executable graph run one after
+ * another (CUDA orders them), so none sees another's flags. 0: not being
+ * captured, or the arena is used up; the caller then zeroes flags in the
+ * workspace. */
+static CUdeviceptr captured_flags(gdn_handle *h, size_t bytes, CUstream stream) {
+  CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!h->flags || cuStreamIsCapturing(stream, &cap) != CUDA_SUCCESS ||
+      cap != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+    return 0;
+  const size_t take = (bytes + 255) & ~(size_t)255;
+  const size_t at = atomic_fetch_add(&h->flags_used, take);
+  return take <= h->flags_bytes && at <= h->flags_bytes - take ? h->flags + at : 0;
+}
+
 /* `cluster` CTAs along x make a cluster (1: none). `early` launches the
  * kernel as a programmatic dependent of the previous one in the stream: it
  * may start while that one runs, and waits for it (griddepcontrol.wait)
@@ -86,15 +104,20 @@ gdn_status gdn_launch_generic(gdn_handle *h, const gdn_prefill_args *a, const gd
   CUdeviceptr ws_p = ws + p->ws_p, ws_w = ws + p->ws_w, ws_g = ws + p->ws_g;
   int T = (int)p->T, N = p->N, Hq = p->Hq, Hk = p->Hk, Hv = p->Hv, Ho = p->Ho;
   float scale = a->scale;
-  /* One grid when gdn_fused_plan says so. The flags start at zero (the
-   * scan clears each one it reads, but a caller's workspace holds anything
-   * at first). */
+  /* One grid when gdn_fused_plan says so. Its flags start at zero: in a
+   * slice of the handle's arena where the call is captured, else in the
+   * workspace after a memset (the scan clears each flag it reads, but a
+   * caller's workspace holds anything at first). */
   gdn_fused_grid fg;
   if (gdn_fused_plan(p, h->sms, &fg)) {
-    CUdeviceptr ws_f = ws + p->ws_f;
-    CUresult r = cuMemsetD32Async(ws_f, 0, (size_t)fg.units * GDN_WS_FLAG_BYTES / 4, stream);
-    if (r != CUDA_SUCCESS)
-      return gdn_cu_fail(h, r, "cuMemsetD32Async (ready flags)");
+    const size_t fbytes = (size_t)fg.units * GDN_WS_FLAG_BYTES;
+    CUdeviceptr ws_f = captured_flags(h, fbytes, stream);
+    if (!ws_f) {
+      ws_f = ws + p->ws_f;
+      CUresult r = cuMemsetD32Async(ws_f, 0, fbytes / 4, stream);
+      if (r != CUDA_SUCCESS)
+        return gdn_cu_fail(h, r, "cuMemsetD32Async (ready flags)");
+    }
     int nscan = fg.nscan, single = fg.single, split = fg.split;
     void *one[] = {&mq, &mk, &mv, &mp, &mw, &mo, (void *)&a->q, (void *)&a->k, (void *)&a->v,
                    (void *)&a->alpha, (void *)&a->beta, (void *)&a->cu_seqlens, &ws_p, &ws_w,

@@ -1,6 +1,7 @@
 /* dispatch.c: the public call under the ways serving engines call it.
- *   - graph: calls captured in a CUDA graph (global capture mode) and
- *     replayed with fresh inputs equal eager calls bit for bit;
+ *   - graph: calls captured in a CUDA graph (global capture mode), of the
+ *     two-kernel route and of the one-grid one, hold no memset node and,
+ *     replayed with fresh inputs, equal eager calls bit for bit;
  *   - threads: two host threads on two streams at once, on one handle,
  *     equal serial calls bit for bit;
  *   - determinism: the same inputs twice give bit-identical outputs;
@@ -120,15 +121,43 @@ static Result call_fetch(gdn_handle *h, const Prob *pr) {
 static const int32_t LENS[] = {300, 1, 200, 64, 129};
 #define NLENS 5
 
+/* A problem's shape: sequence lengths and head counts (Hq = Hk = H). */
+typedef struct Shape {
+  const int32_t *lens;
+  int n, H, Hv;
+  const char *name;
+} Shape;
+
+/* The graph's kernel nodes; 0 if it also holds a memset node, which a
+ * captured call needs no more: a one-grid call's ready flags come from
+ * the handle's arena, zero already, instead of a zeroed workspace. */
+static int graph_kernels(CUgraph g) {
+  size_t n = 0;
+  CU(cuGraphGetNodes(g, NULL, &n));
+  CUgraphNode *nodes = malloc(n * sizeof *nodes);
+  CU(cuGraphGetNodes(g, nodes, &n));
+  int kernels = 0, memsets = 0;
+  for (size_t i = 0; i < n; i++) {
+    CUgraphNodeType ty;
+    CU(cuGraphNodeGetType(nodes[i], &ty));
+    kernels += ty == CU_GRAPH_NODE_TYPE_KERNEL;
+    memsets += ty == CU_GRAPH_NODE_TYPE_MEMSET;
+  }
+  free(nodes);
+  return memsets ? 0 : kernels;
+}
+
 /* Captures one call (caller's or handle's workspace), replays it with
- * three fresh input sets, and compares each replay with an eager call. */
-static void test_graph(gpu_tally *t, gdn_handle *h, ref_rng *rng, int own_ws) {
+ * three fresh input sets, and compares each replay with an eager call:
+ * a replay that found a flag left set by the one before would read that
+ * one's workspace tiles, and differ. */
+static void test_graph(gpu_tally *t, gdn_handle *h, ref_rng *rng, int own_ws, const Shape *sh) {
   Prob pr;
-  prob_make(&pr, h, LENS, NLENS, 4, 8);
+  prob_make(&pr, h, sh->lens, sh->n, sh->H, sh->Hv);
   CUstream st;
   CU(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
   CUdeviceptr ws = own_ws ? 0 : pr.ws;
-  redraw(&pr, rng, LENS, NLENS, 4, 8);
+  redraw(&pr, rng, sh->lens, sh->n, sh->H, sh->Hv);
   call(h, &pr, ws, st); /* grows the handle's workspace before capture */
   CU(cuStreamSynchronize(st));
   CUgraph g;
@@ -136,14 +165,18 @@ static void test_graph(gpu_tally *t, gdn_handle *h, ref_rng *rng, int own_ws) {
   CU(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
   gdn_status s = gdn_prefill(h, &pr.a, ws, ws ? pr.ws_bytes : 0, st);
   CU(cuStreamEndCapture(st, &g));
-  int ok = s == GDN_OK;
+  int ok = s == GDN_OK, kernels = 0;
   char msg[200] = "";
   if (!ok)
     snprintf(msg, sizeof msg, "capture failed: %s", gdn_last_error(h));
-  if (ok)
+  if (ok && (kernels = graph_kernels(g)) == 0) {
+    ok = 0;
+    snprintf(msg, sizeof msg, "the captured call holds a memset node");
+  }
+  if (s == GDN_OK)
     CU(cuGraphInstantiate(&ge, g, 0));
   for (int rep = 0; ok && rep < 3; rep++) {
-    redraw(&pr, rng, LENS, NLENS, 4, 8);
+    redraw(&pr, rng, sh->lens, sh->n, sh->H, sh->Hv);
     poison(&pr, st);
     CU(cuGraphLaunch(ge, st));
     CU(cuStreamSynchronize(st));
@@ -163,7 +196,10 @@ static void test_graph(gpu_tally *t, gdn_handle *h, ref_rng *rng, int own_ws) {
     cuGraphExecDestroy(ge);
     cuGraphDestroy(g);
   }
-  gpu_record(t, ok, own_ws ? "graph capture, handle's workspace" : "graph capture, caller's workspace", msg);
+  char name[160];
+  snprintf(name, sizeof name, "graph capture of %s (%d kernel node(s)), %s workspace", sh->name,
+           kernels, own_ws ? "the handle's" : "a caller's");
+  gpu_record(t, ok, name, msg);
   cuStreamDestroy(st);
   prob_free(&pr);
 }
@@ -380,8 +416,16 @@ int main(int argc, char **argv) {
   gdn_handle *h = gpu_handle(0, 0);
   ref_rng rng = ref_rng_seed(seed);
   gpu_tally t = {0, 0};
-  test_graph(&t, h, &rng, 0);
-  test_graph(&t, h, &rng, 1);
+  /* LENS takes gdn_prepare then a scan; FUSED_LENS, with 4 heads, one grid
+   * (gdn_fused) on a GPU of 132 SMs, whose ready flags are the arena's
+   * when captured. */
+  static const int32_t FUSED_LENS[] = {5001, 1, 3999};
+  const Shape two = {LENS, NLENS, 4, 8, "five sequences"};
+  const Shape one = {FUSED_LENS, 3, 4, 4, "three sequences of up to 5001 tokens"};
+  test_graph(&t, h, &rng, 0, &two);
+  test_graph(&t, h, &rng, 1, &two);
+  test_graph(&t, h, &rng, 0, &one);
+  test_graph(&t, h, &rng, 1, &one);
   test_threads(&t, h, ctx, &rng);
   test_determinism(&t, h, &rng);
   test_nvrtc(&t, h, &rng);
