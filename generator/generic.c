@@ -569,8 +569,12 @@ static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn
       return diag_fail(d, "%s: call %d of %s is not call 0's addresses moved by one constant",
                        slot, call, insn);
     }
-    out_line(&o, "%s(%s_lane%s%.0lld%s, %s[%d], %s[%d], %s[%d], %s[%d]);", insn, tile,
-             delta ? " + " : "", (long long)delta, delta ? "u" : "", regs, 4 * call, regs,
+    char at[64]; /* call 0's address as it is, the others plus their constant */
+    if (delta)
+      snprintf(at, sizeof at, "%s_lane + %lldu", tile, (long long)delta);
+    else
+      snprintf(at, sizeof at, "%s_lane", tile);
+    out_line(&o, "%s(%s, %s[%d], %s[%d], %s[%d], %s[%d]);", insn, at, regs, 4 * call, regs,
              4 * call + 1, regs, 4 * call + 2, regs, 4 * call + 3);
   }
   (void)p;
