@@ -128,23 +128,22 @@ typedef struct Shape {
   const char *name;
 } Shape;
 
-/* The graph's kernel nodes; 0 if it also holds a memset node, which a
- * captured call needs no more: a one-grid call's ready flags come from
- * the handle's arena, zero already, instead of a zeroed workspace. */
-static int graph_kernels(CUgraph g) {
+/* The graph's nodes of type `ty`. A captured call should hold kernel nodes
+ * and no memset node: a one-grid call's ready flags come from the
+ * handle's arena, zero already, instead of a zeroed workspace. */
+static int graph_nodes(CUgraph g, CUgraphNodeType ty) {
   size_t n = 0;
   CU(cuGraphGetNodes(g, NULL, &n));
   CUgraphNode *nodes = malloc(n * sizeof *nodes);
   CU(cuGraphGetNodes(g, nodes, &n));
-  int kernels = 0, memsets = 0;
+  int count = 0;
   for (size_t i = 0; i < n; i++) {
-    CUgraphNodeType ty;
-    CU(cuGraphNodeGetType(nodes[i], &ty));
-    kernels += ty == CU_GRAPH_NODE_TYPE_KERNEL;
-    memsets += ty == CU_GRAPH_NODE_TYPE_MEMSET;
+    CUgraphNodeType t;
+    CU(cuGraphNodeGetType(nodes[i], &t));
+    count += t == ty;
   }
   free(nodes);
-  return memsets ? 0 : kernels;
+  return count;
 }
 
 /* Captures one call (caller's or handle's workspace), replays it with
@@ -169,9 +168,14 @@ static void test_graph(gpu_tally *t, gdn_handle *h, ref_rng *rng, int own_ws, co
   char msg[200] = "";
   if (!ok)
     snprintf(msg, sizeof msg, "capture failed: %s", gdn_last_error(h));
-  if (ok && (kernels = graph_kernels(g)) == 0) {
-    ok = 0;
-    snprintf(msg, sizeof msg, "the captured call holds a memset node");
+  if (ok) {
+    kernels = graph_nodes(g, CU_GRAPH_NODE_TYPE_KERNEL);
+    int memsets = graph_nodes(g, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (memsets || kernels == 0) {
+      ok = 0;
+      snprintf(msg, sizeof msg, "the captured call holds %d memset and %d kernel node(s)",
+               memsets, kernels);
+    }
   }
   if (s == GDN_OK)
     CU(cuGraphInstantiate(&ge, g, 0));
