@@ -512,11 +512,7 @@ static void scan_layout_slots(Slots *sl, const ScanLayout *l) {
   slot_add(sl, "VALUE_NAME", "%s", dtype_info(VALUE_DT)->name);
 }
 
-/* The 8 x 8 blocks of the m64n64 accumulator layout moved to or from a
- * [t][v] tile (rows t) with ldmatrix/stmatrix .trans: register pair p
- * covers block (v0 + 16 w, t0) of the transposed matrix, so lane l of call
- * `call` addresses row t0 + l % 8 of block 4 call + l / 8. Used to load V^T
- * fragments (X^T) and to stage O^T for row-wise stores. */
+/* One ldmatrix/stmatrix .trans call of block_moves: its four 8 x 8 blocks. */
 typedef struct BlockCall {
   int r0[4], c0[4]; /* block origins (v, t) of lanes 0-7, 8-15, 16-23, 24-31 in warp 0 */
 } BlockCall;
@@ -545,6 +541,11 @@ static int64_t block_call_delta(const BlockCall *a, const BlockCall *b) {
   return delta;
 }
 
+/* The 8 x 8 blocks of the m64n64 accumulator layout moved to or from a
+ * [t][v] tile (rows t) with ldmatrix/stmatrix .trans: register pair p
+ * covers block (v0 + 16 w, t0) of the transposed matrix, so lane l of call
+ * `call` addresses row t0 + l % 8 of block 4 call + l / 8. Used to load V^T
+ * fragments (X^T) and to stage O^T for row-wise stores. */
 static int block_moves(Prelude *p, Slots *sl, const char *slot, const char *insn,
                        const char *tile, const char *regs, Diag *d) {
   FragMap m = frag_acc(64);
