@@ -399,6 +399,11 @@ static __device__ __forceinline__ void tma_load_3d_hint(u32 dst, const TmaMap *m
                : "memory");
 }
 
+static __device__ __forceinline__ void tma_prefetch_3d(const TmaMap *map, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];"
+               :: "l"((u64)map), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+
 // D(64x32, f32) += A(64x16) B(16x32), A in registers, B K-major.
 static __device__ __forceinline__ void wgmma_m64n32k16_rs_bf16_rk(float (&d)[16], u32 a0, u32 a1, u32 a2, u32 a3, u64 db, int scale_d) {
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %21, 0;\n"
@@ -1552,6 +1557,10 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1);
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
+  if (c + 2 < a.nchunks) { // rows past the sequence's end come too, unread
+    const int t0 = a.bos + 64 * (c + 2), hv = a.hv, v0 = a.v0;
+    tma_prefetch_3d(a.mv, v0 + 0, hv, t0 + 0);
+  }
   // Warp 0 stamps its k and v the same way: the later of the two is when
   // every load of the chunk is out.
   TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS)

@@ -590,6 +590,16 @@ void emit_bulk_load(Prelude *p) {
   outf(&p->text, "               :: \"r\"(dst), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n}\n\n");
 }
 
+/* One 3-D box at (c0 innermost, c1, c2) into L2 through its tensor map,
+ * for a load of the same box later: nothing lands in shared memory. */
+void emit_tma_prefetch_3d(Prelude *p) {
+  if (seen(p, "tma_prefetch_3d"))
+    return;
+  outf(&p->text, FN " void tma_prefetch_3d(const TmaMap *map, int c0, int c1, int c2) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%%0, {%%1, %%2, %%3}];\"\n");
+  outf(&p->text, "               :: \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(c2) : \"memory\");\n}\n\n");
+}
+
 /* `bytes` (a multiple of 16) from `src` into L2, for a load soon after. */
 void emit_bulk_prefetch_l2(Prelude *p) {
   if (seen(p, "bulk_prefetch_l2"))

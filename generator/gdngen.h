@@ -294,6 +294,7 @@ void emit_ldmatrix_x4_trans(Prelude *p);
 void emit_stmatrix_x4_trans(Prelude *p);
 void emit_bulk_load(Prelude *p);
 void emit_bulk_prefetch_l2(Prelude *p);
+void emit_tma_prefetch_3d(Prelude *p);
 void emit_mbar_add_tx(Prelude *p);
 void emit_ld_shared_v2_f32(Prelude *p);
 int seen_name(Prelude *p, const char *name); /* 1 if emitted before, else records it */

@@ -26,6 +26,10 @@ static const SmemTile TILE_D = {DT_F16, MAJOR_MN, SWZ_128B, 64, 64};
  * state operand and Ud, which meet the caller's bf16 q and k, are bf16.
  * P and W as the scan's B operands: */
 #define VALUE_DT DT_F16
+/* How many chunks ahead of its W and g a one-grid chain CTA's warp 3
+ * brings a chunk's v into L2: v is read from HBM by the scan alone, and
+ * its fill is the longest of a stage's loads. */
+#define SCAN_V_AHEAD 2
 static const SmemTile TILE_VALUE = {VALUE_DT, MAJOR_K, SWZ_128B, 64, 64};
 
 static uint32_t carve(uint32_t *off, uint32_t bytes, uint32_t align) {
@@ -57,6 +61,18 @@ static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
     out_line(o, "%s(%s + %uu, %s, %s + %d, %s, %s + %d, bar%s%s);",
              policy ? "tma_load_3d_hint" : "tma_load_3d", dst, boxes[i].smem_off, map, inner0,
              boxes[i].inner, head, tok, boxes[i].outer, policy ? ", " : "", policy ? policy : "");
+  return n < 0 ? -1 : 0;
+}
+
+/* L2 prefetches of the boxes that loads_3d would load, at the same
+ * coordinates: a later load of the tile then finds its lines in L2. */
+static int prefetches_3d(Out *o, const SmemTile *t, const char *map, const char *inner0,
+                         const char *head, const char *tok, Diag *d) {
+  TmaBox boxes[16];
+  int n = tma_tile_boxes(t, boxes, 16, d);
+  for (int i = 0; i < n; i++)
+    out_line(o, "tma_prefetch_3d(%s, %s + %d, %s, %s + %d);", map, inner0, boxes[i].inner, head,
+             tok, boxes[i].outer);
   return n < 0 ? -1 : 0;
 }
 
@@ -356,6 +372,17 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     }
     slot_out(sl, rows[i].slot, &o);
   }
+  /* v of a later chunk, brought into L2 by the warp that loads W and g. */
+  emit_tma_prefetch_3d(p);
+  Out o;
+  out_init(&o);
+  o.indent = 2;
+  if (prefetches_3d(&o, &TILE_64, "a.mv", "v0", "hv", "t0", d)) {
+    out_free(&o);
+    return -1;
+  }
+  slot_out(sl, "PREFETCH_V", &o);
+  slot_add(sl, "V_AHEAD", "%d", SCAN_V_AHEAD);
   return 0;
 }
 
