@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Summarises the timelines that `build/gdn_bench --trace FILE` writes
 (docs/trace.md): per benchmark row, when the scan CTAs start, when their
-first chunk's data arrives, how long a chunk of the state chain takes, how
-long the chains and the output warpgroups wait, and when the prepare units
-run, stage by stage where the trace has the units' stage stamps.
+first chunk's data arrives, how long a chunk of the state chain takes and
+how those chunks spread (the long ones' cost, the waits that were at the
+timer's floor), how long the chains and the output warpgroups wait, and
+when the prepare units run, stage by stage where the trace has the units'
+stage stamps.
 
     bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks] [--ranks N] [--rounds R]
 
@@ -33,6 +35,7 @@ chain waits for a stage, and the prepare units as grey bars below.
 """
 import argparse
 import csv
+import math
 import statistics
 from collections import defaultdict
 
@@ -139,6 +142,35 @@ def most_at_once(spans):
     return most
 
 
+# %globaltimer moves in 32 ns steps on the GPUs measured so far: a wait of
+# two steps or less is a stage that was there when the chain looked.
+TIMER_FLOOR = 0.064
+
+
+def step_tail(d):
+    """After the first chunk: how the chain's own work on a chunk (its data
+    to the wait for the next one) spreads, how much of it lies above the
+    median (summed per CTA: the long steps' cost), and the share of the
+    stage waits at the timer's floor."""
+    work, waits, excess = [], [], []
+    for ch in d['scan'].values():
+        cs = sorted(c for c in ch if c >= 1)
+        w = [ch[b][0] - ch[a][1] for a, b in zip(cs, cs[1:]) if b == a + 1]
+        work += w
+        waits += [ch[c][1] - ch[c][0] for c in cs]
+        excess.append(w)
+    if not work:
+        return
+    mid = statistics.median(work)
+    p90 = sorted(work)[math.ceil(0.9 * len(work)) - 1]  # nearest rank
+    per = [sum(max(0.0, x - mid) for x in w) for w in excess]
+    floor = sum(x <= TIMER_FLOOR + 1e-6 for x in waits) / len(waits)  # the stamps are ns over 1000
+    print(f'| chunk work after the first chunk, median / 90th percentile | {mid:.2f} / {p90:.2f} |')
+    print(f'| its excess over that median, summed per CTA | {spread(per)} |')
+    print(f'| stage waits after the first chunk at the timer floor (<= {TIMER_FLOOR} us) | '
+          f'{100 * floor:.0f} % |')
+
+
 def report(name, d):
     ctas = [cta_figures(ch) for ch in d['scan'].values() if -1 in ch]
     units = list(d['unit'].values())
@@ -156,6 +188,7 @@ def report(name, d):
                       ('step', 'chunk step (median per CTA)'), ('wait', 'waits for stages, all'),
                       ('wait_later', 'waits after the first chunk'), ('end', 'chain end')]:
         print(f'| {what} | {spread([c[key] for c in ctas if c[key] is not None])} |')
+    step_tail(d)
     print(f'| output stores end | {spread(list(d["out"].values()))} |')
     lag = [d['out'][i] - ch[-1][1] for i, ch in d['scan'].items() if -1 in ch and i in d['out']]
     print(f'| output end after chain end | {spread(lag)} |')
