@@ -1547,7 +1547,10 @@ static __device__ __forceinline__ bool wg_apart(const ScanArgs &a) {
 // Chunk c's W and g (warp 3's lane 0, wg_apart): its flag first, then the
 // stage once warpgroup 0 is done with it. Their bytes complete the stage's
 // full barrier, whose expected count produce_kvw sets; they may land before
-// it does, since the phase also waits for that warp's 32 arrivals.
+// it does, since the phase also waits for that warp's 32 arrivals. Then
+// chunk c + 2's v into L2, so that warp 0's load of it, issued as
+// soon as its stage is free, finds it there: this warp issues nothing else
+// the chain waits for, and warp 0 issues no more than before.
 static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   const int g = a.g0 + c;
   const i64 row = (i64)((a.slot0 + c) * a.Ho + a.h) * 64;

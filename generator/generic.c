@@ -26,10 +26,6 @@ static const SmemTile TILE_D = {DT_F16, MAJOR_MN, SWZ_128B, 64, 64};
  * state operand and Ud, which meet the caller's bf16 q and k, are bf16.
  * P and W as the scan's B operands: */
 #define VALUE_DT DT_F16
-/* How many chunks ahead of its W and g a one-grid chain CTA's warp 3
- * brings a chunk's v into L2: v is read from HBM by the scan alone, and
- * its fill is the longest of a stage's loads. */
-#define SCAN_V_AHEAD 2
 static const SmemTile TILE_VALUE = {VALUE_DT, MAJOR_K, SWZ_128B, 64, 64};
 
 static uint32_t carve(uint32_t *off, uint32_t bytes, uint32_t align) {
@@ -340,6 +336,12 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   slots_free(&sl);
   return rc;
 }
+
+/* How many chunks ahead of its W and g a one-grid chain CTA's warp 3
+ * brings a chunk's v into L2: v is read from HBM by the scan alone, and
+ * its fill was the longest of a stage's loads (four ahead measured the
+ * same, docs/generic.md). */
+enum { SCAN_V_AHEAD = 2 };
 
 /* The scan's copies of a chunk. v is read by the scan alone, once (prepare
  * never reads it): its lines go first when L2 needs room, before q and k,
