@@ -47,28 +47,23 @@ static int check_k_views(Diag *d) {
 
 /* TMA loads of a tile from a [T, H, 128] tensor through the 3-D map
  * {128, H, T}: one box per atom column, at (inner0 + box, head, tok); under
- * the L2 policy that the expression `policy` gives, unless it is NULL. */
+ * the L2 policy that the expression `policy` gives, unless it is NULL.
+ * With dst NULL, the same boxes brought into L2 only, for a later load. */
 static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
                     const char *inner0, const char *head, const char *tok, const char *policy,
                     Diag *d) {
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
-  for (int i = 0; i < n; i++)
-    out_line(o, "%s(%s + %uu, %s, %s + %d, %s, %s + %d, bar%s%s);",
-             policy ? "tma_load_3d_hint" : "tma_load_3d", dst, boxes[i].smem_off, map, inner0,
-             boxes[i].inner, head, tok, boxes[i].outer, policy ? ", " : "", policy ? policy : "");
-  return n < 0 ? -1 : 0;
-}
-
-/* L2 prefetches of the boxes that loads_3d would load, at the same
- * coordinates: a later load of the tile then finds its lines in L2. */
-static int prefetches_3d(Out *o, const SmemTile *t, const char *map, const char *inner0,
-                         const char *head, const char *tok, Diag *d) {
-  TmaBox boxes[16];
-  int n = tma_tile_boxes(t, boxes, 16, d);
-  for (int i = 0; i < n; i++)
-    out_line(o, "tma_prefetch_3d(%s, %s + %d, %s, %s + %d);", map, inner0, boxes[i].inner, head,
-             tok, boxes[i].outer);
+  for (int i = 0; i < n; i++) {
+    if (!dst)
+      out_line(o, "tma_prefetch_3d(%s, %s + %d, %s, %s + %d);", map, inner0, boxes[i].inner,
+               head, tok, boxes[i].outer);
+    else
+      out_line(o, "%s(%s + %uu, %s, %s + %d, %s, %s + %d, bar%s%s);",
+               policy ? "tma_load_3d_hint" : "tma_load_3d", dst, boxes[i].smem_off, map, inner0,
+               boxes[i].inner, head, tok, boxes[i].outer, policy ? ", " : "",
+               policy ? policy : "");
+  }
   return n < 0 ? -1 : 0;
 }
 
@@ -358,9 +353,12 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
       {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk", NULL},
       {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv", "policy_evict_first()"},
       {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq", NULL},
+      /* v of a later chunk, brought into L2 by the warp that loads W and g */
+      {"PREFETCH_V", 2, 0, &TILE_64, NULL, "a.mv", "v0", "hv", NULL},
   };
   emit_policy_evict_first(p);
   emit_tma_load_3d(p, 1);
+  emit_tma_prefetch_3d(p);
   for (size_t i = 0; i < COUNT_OF(rows); i++) {
     Out o;
     out_init(&o);
@@ -374,16 +372,6 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     }
     slot_out(sl, rows[i].slot, &o);
   }
-  /* v of a later chunk, brought into L2 by the warp that loads W and g. */
-  emit_tma_prefetch_3d(p);
-  Out o;
-  out_init(&o);
-  o.indent = 2;
-  if (prefetches_3d(&o, &TILE_64, "a.mv", "v0", "hv", "t0", d)) {
-    out_free(&o);
-    return -1;
-  }
-  slot_out(sl, "PREFETCH_V", &o);
   slot_add(sl, "V_AHEAD", "%d", SCAN_V_AHEAD);
   return 0;
 }

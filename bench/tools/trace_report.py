@@ -152,18 +152,18 @@ def step_tail(d):
     to the wait for the next one) spreads, how much of it lies above the
     median (summed per CTA: the long steps' cost), and the share of the
     stage waits at the timer's floor."""
-    work, waits, excess = [], [], []
+    work, waits, by_cta = [], [], []
     for ch in d['scan'].values():
         cs = sorted(c for c in ch if c >= 1)
         w = [ch[b][0] - ch[a][1] for a, b in zip(cs, cs[1:]) if b == a + 1]
         work += w
         waits += [ch[c][1] - ch[c][0] for c in cs]
-        excess.append(w)
+        by_cta.append(w)
     if not work:
         return
     mid = statistics.median(work)
     p90 = sorted(work)[math.ceil(0.9 * len(work)) - 1]  # nearest rank
-    per = [sum(max(0.0, x - mid) for x in w) for w in excess]
+    per = [sum(max(0.0, x - mid) for x in w) for w in by_cta]
     floor = sum(x <= TIMER_FLOOR + 1e-6 for x in waits) / len(waits)  # the stamps are ns over 1000
     print(f'| chunk work after the first chunk, median / 90th percentile | {mid:.2f} / {p90:.2f} |')
     print(f'| its excess over that median, summed per CTA | {spread(per)} |')
