@@ -56,13 +56,26 @@ enum { FUSED_SINGLE_SLOTS = 3 };
  * and leaves at least this many to the prepare CTAs. */
 enum { SPLIT_SPARE_SMS = 16 };
 
+/* A split launch also pays where gdn_prepare is one wave but holds more
+ * than one unit on some SM (t1024-hv16: 256 units on 132 SMs). There
+ * gdn_scan_pairs' CTAs enter only as whole SMs drain of units, about 7 us
+ * in; gdn_fused's chains enter at once and begin on chunk slot 0's units,
+ * which run alone. Its chain steps more slowly (0.83 us against 0.77), so
+ * where the units fit one an SM (t512, t1024-h8) and the pairs enter as
+ * soon, the two grids stay faster (H100, docs/generic.md). */
+static int units_share_sms(const gdn_plan *p, int sms) {
+  return gdn_prepare_slots(p) * p->Ho > sms;
+}
+
 int gdn_fused_plan(const gdn_plan *p, int sms, gdn_fused_grid *g) {
   int64_t nscan = 2 * (int64_t)p->Ho * p->N, units = p->slots * p->Ho;
-  if (2 * nscan > sms || units <= (int64_t)GDN_PREPARE_CTAS_PER_SM * sms)
+  int split = nscan <= GDN_SPLIT_MAX_SCAN && 2 * nscan + SPLIT_SPARE_SMS <= sms;
+  int waves = units > (int64_t)GDN_PREPARE_CTAS_PER_SM * sms;
+  if (2 * nscan > sms || !(waves || (split && units_share_sms(p, sms))))
     return 0;
   g->nscan = (int)nscan;
   g->units = units;
-  g->split = nscan <= GDN_SPLIT_MAX_SCAN && 2 * nscan + SPLIT_SPARE_SMS <= sms;
+  g->split = split;
   if (g->split) { /* a prepare CTA of runners on each SM the pairs leave, in clusters of two */
     g->single = 0;
     g->ctas = (unsigned)(2 * nscan + ((sms - 2 * nscan) & ~(int64_t)1));

@@ -347,8 +347,9 @@ static void test_rows_if_built(void **state) {
 /* gdn_fused_plan over a sweep of shapes and SM counts: it takes one grid
  * only where the scan CTAs leave half of the SMs free (they spin on flags
  * that later CTAs set: more would risk a hang) and prepare is over one wave
- * of gdn_prepare, and splits the scan CTAs into pairs where there are at
- * most GDN_SPLIT_MAX_SCAN of them and the pairs leave 16 SMs. The kernel's
+ * of gdn_prepare, or split pairs fit and gdn_prepare's units outnumber the
+ * SMs; it splits the scan CTAs into pairs where there are at most
+ * GDN_SPLIT_MAX_SCAN of them and the pairs leave 16 SMs. The kernel's
  * own unit map, in both forms, gives every prepare unit to exactly one
  * warpgroup of the grid it sizes (every warpgroup of every CTA asks it): a
  * unit left out would leave its scan CTA waiting forever, and one run twice
@@ -369,8 +370,11 @@ static void test_fused_grid(void **state) {
           gdn_fused_grid g;
           int64_t units = p.slots * Ho;
           int64_t nscan = 2 * (int64_t)Ho * N;
-          int want = 2 * nscan <= sms && units > (int64_t)GDN_PREPARE_CTAS_PER_SM * sms;
-          int split = want && nscan <= GDN_SPLIT_MAX_SCAN && 2 * nscan + 16 <= sms;
+          int64_t used = (N == 1 ? (p.T + 63) / 64 : p.slots) * Ho; /* gdn_prepare's units */
+          int fits = nscan <= GDN_SPLIT_MAX_SCAN && 2 * nscan + 16 <= sms;
+          int want = 2 * nscan <= sms &&
+                     (units > (int64_t)GDN_PREPARE_CTAS_PER_SM * sms || (fits && used > sms));
+          int split = want && fits;
           if (gdn_fused_plan(&p, sms, &g) != want)
             fail_msg("T=%lld N=%d Ho=%d on %d SMs: fused %d, want %d", (long long)p.T, N, Ho,
                      sms, !want, want);
@@ -386,6 +390,12 @@ static void test_fused_grid(void **state) {
           if (split) { /* runners: the prepare CTAs' warpgroups */
             const int P = (int)g.ctas - scans, R = (int)GDN_SPLIT_UNITS * P;
             assert_true(P >= 16 && g.ctas % 2 == 0 && (int)g.ctas <= sms);
+            /* A CTA that runs a unit of slot 0 or 1 alone first holds its
+             * second warpgroup until that unit is done: it must have one. */
+            for (int j = 0; j < (2 * Ho < P ? 2 * Ho : P); j++)
+              if (GDN_SPLIT_RUNNER(j, 0, P, Ho) >= units)
+                fail_msg("T=%lld N=%d Ho=%d on %d SMs: late CTA %d has no first unit",
+                         (long long)p.T, N, Ho, sms, j);
             for (int j = 0; j < P; j++)
               for (int wg = 0; wg < wgs; wg++) {
                 int r = GDN_SPLIT_RUNNER(j, wg, P, Ho);

@@ -71,6 +71,11 @@ static const Case cases[] = {
      * leave 16 of 132 SMs, so each scan CTA's warp 3 waits on the flags and
      * loads W and g for the whole scan's code; 592 units; two tails. */
     {"fused-whole-2-h16", 2, {1500, 777}, 16, 16, 16, 0, 1},
+    /* gdn_fused's split pairs where gdn_prepare would be one wave but
+     * hold more units than SMs (on 132 SMs): a short last chunk with 16
+     * heads, and two sequences with 8 heads (18 chunk slots). */
+    {"fused-shared-t1000-h16", 1, {1000}, 16, 16, 16, 0, 1},
+    {"fused-shared-2-h8", 2, {700, 333}, 8, 8, 8, NO_INIT, 1},
     /* The specialisation keys of generator/default.routes with the splits
      * their issues name: routing never reads cu_seqlens, so a key's
      * schedule must hold for any lengths that sum to its T. The n10 key
