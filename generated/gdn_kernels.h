@@ -44,6 +44,9 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 // output heads (-1: none).
 #define GDN_SPLIT_RUNNER(j, wg, P, Ho) ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= (2 * (Ho) < (P) ? 2 * (Ho) : (P)) ? (P) + (j) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) : 2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) + (j))
 #define GDN_SPLIT_UNITS 2u
+// Its prepare CTAs j < GDN_SPLIT_H hold warpgroup 1 until warpgroup 0's
+// first unit, unit j, is done.
+#define GDN_SPLIT_H(P, Ho) (2 * (Ho) < (P) ? 2 * (Ho) : (P))
 // gdn_prepare CTAs one SM holds (its launch bounds).
 #define GDN_PREPARE_CTAS_PER_SM 4u
 // And gdn_prepare_lean's.

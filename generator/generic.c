@@ -750,6 +750,9 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// output heads (-1: none).\n");
   outf(o, "#define GDN_SPLIT_RUNNER(j, wg, P, Ho) " SPLIT_RUNNER_FMT "\n", SPLIT_UNITS);
   outf(o, "#define GDN_SPLIT_UNITS %du\n", SPLIT_UNITS);
+  outf(o, "// Its prepare CTAs j < GDN_SPLIT_H hold warpgroup 1 until warpgroup 0's\n");
+  outf(o, "// first unit, unit j, is done.\n");
+  outf(o, "#define GDN_SPLIT_H(P, Ho) " SPLIT_H "\n");
   outf(o, "// gdn_prepare CTAs one SM holds (its launch bounds).\n");
   outf(o, "#define GDN_PREPARE_CTAS_PER_SM %du\n", PREPARE_CTAS_PER_SM);
   outf(o, "// And gdn_prepare_lean's.\n");

@@ -392,7 +392,7 @@ static void test_fused_grid(void **state) {
             assert_true(P >= 16 && g.ctas % 2 == 0 && (int)g.ctas <= sms);
             /* A CTA that runs a unit of slot 0 or 1 alone first holds its
              * second warpgroup until that unit is done: it must have one. */
-            for (int j = 0; j < (2 * Ho < P ? 2 * Ho : P); j++)
+            for (int j = 0; j < GDN_SPLIT_H(P, Ho); j++)
               if (GDN_SPLIT_RUNNER(j, 0, P, Ho) >= units)
                 fail_msg("T=%lld N=%d Ho=%d on %d SMs: late CTA %d has no first unit",
                          (long long)p.T, N, Ho, sms, j);
