@@ -2414,9 +2414,7 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
     const int j = b - scans, units = (T / 64 + N) * Ho;
     int u = split ? ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= (2 * (Ho) < (P) ? 2 * (Ho) : (P)) ? (P) + (j) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) : 2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
     // A CTA with a unit of chunk slot 0 or 1 runs it alone first (SPLIT_RUNNER).
-    // The host never plans a launch in which such a CTA has no unit j
-    // (tests/cpu/test_routes.c); were it to, warpgroup 1 must not wait.
-    const bool late = split && j < (2 * (Ho) < (P) ? 2 * (Ho) : (P)) && j < units;
+    const bool late = split && j < (2 * (Ho) < (P) ? 2 * (Ho) : (P));
     if (late && wg == 1)
       bar_sync(4u, 256u);
     // One call site of prepare_unit: with two, ptxas spills at 168 registers.
