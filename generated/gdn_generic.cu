@@ -298,6 +298,16 @@ static __device__ __forceinline__ void cluster_sync() {
                "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// This thread's arrival at the cluster barrier, releasing what it wrote before.
+static __device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+// Waits for every thread of the cluster to have arrived (cluster_arrive).
+static __device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 static __device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned *at) {
   unsigned v;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(at) : "memory");
@@ -2238,10 +2248,12 @@ static __device__ __forceinline__ void output_role(ScanArgs a, int wt, int first
 // items in order (scan_item), its rings and barriers running on from one
 // item to the next. A split pair scans one item. A split output CTA's
 // first two warpgroups both run the output, taking turns by chunk.
+// With `early`, the CTA has called scan_early at its start (gdn_fused's
+// split output CTA, whose warpgroup 0 runs a prepare unit in between).
 template <bool LANES>
 static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem_raw,
                                                const int *cu_seqlens, const float *h0, float *ht,
-                                               int T, int N, int L, int z) {
+                                               int T, int N, int L, int z, bool early = false) {
   TRACE(a.entry = trace_now();)
   const int tid = threadIdx.x;
   const u32 raw = smem_u32(smem_raw);
@@ -2252,7 +2264,7 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   a.hq = a.h * a.Hq / a.Ho, a.hk = a.h * a.Hk / a.Ho, a.hv = a.h * a.Hv / a.Ho;
   a.g0 = 0, a.tph = 0, a.nchunks = 0, a.nout = 0;
   scan_items(a, N, L, z, tid);
-  if (tid == 0) {
+  if (tid == 0 && !early) {
     for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
       mbar_init(KVW_FULL(a, s), 32);
     for (int s = 0; s < 3; ++s) // warpgroup 0, done with the stage
@@ -2273,6 +2285,8 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   }
   if (a.kind == 0)
     __syncthreads();
+  else if (early) // barriers set up and arrival made by scan_early
+    cluster_wait();
   else // a split pair's barriers are used by both of its CTAs
     cluster_sync();
   // The role as a warp-uniform value, so that each role is one branch.
@@ -2292,6 +2306,35 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
     setmaxnreg_dec_56();
     producer_role<LANES>(a, tid - 256);
   }
+}
+
+// A split pair's CTA that has other work before its roles: its barriers
+// set up and its arrival at the cluster barrier, so that the other CTA of
+// the pair, in cluster_sync, waits for neither; scan_cta(..., early = true)
+// then only waits.
+static __device__ __forceinline__ void scan_early(unsigned char *smem_raw) {
+  ScanArgs a;
+  a.bar = ((smem_u32(smem_raw) + 1023u) & ~1023u) + 227328u;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
+      mbar_init(KVW_FULL(a, s), 32);
+    for (int s = 0; s < 3; ++s) // warpgroup 0, done with the stage
+      mbar_init(KVW_EMPTY(a, s), 128);
+    for (int s = 0; s < 3; ++s) // the q/P producer warp (lane 0 also expects the bytes)
+      mbar_init(QP_FULL(a, s), 32);
+    for (int s = 0; s < 3; ++s) // warpgroup 1, done with the stage
+      mbar_init(QP_EMPTY(a, s), 128);
+    for (int s = 0; s < 4; ++s) // warpgroup 0, Sb and Ub stored (split: the copy landed)
+      mbar_init(HAND_FULL(a, s), 128);
+    for (int s = 0; s < 4; ++s) // the output warpgroup, Sb and Ub loaded (split: the copy landed)
+      mbar_init(HAND_EMPTY(a, s), 128);
+    for (int s = 0; s < 4; ++s) // a split output CTA's warp 2: its slot is read
+      mbar_init(OUT_FREE(a, s), 1);
+    mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
+    mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)
+    fence_mbar_init();
+  }
+  cluster_arrive();
 }
 
 // The fields of ScanArgs that every scan kernel fills from its parameters
@@ -2386,7 +2429,10 @@ gdn_scan_pairs(SCAN_PARAMS) {
 // state chain and outputs the last chunk (`tail`, as in gdn_scan_pairs),
 // CTA 2 s + 1 the output of the others, and the prepare CTAs come after all
 // pairs, 2 runners to a CTA. The host splits only when the pairs
-// leave SMs to spare.
+// leave SMs to spare. An output CTA has nothing to do until its chain's
+// first hand-off: where the units fit in the runners' first two rounds
+// with it, its warpgroup 0 runs one unit first, alone on its SM, and the
+// runners skip those units (SPLIT_UNIT, generator/generic.c).
 extern "C" __global__ void __launch_bounds__(384, 1)
 gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap map_k,
           const __grid_constant__ TmaMap map_v, const __grid_constant__ TmaMap map_p,
@@ -2401,27 +2447,43 @@ gdn_fused(const __grid_constant__ TmaMap map_q, const __grid_constant__ TmaMap m
                        T, N, Hq, Hk, Ho};
   const int P = (int)gridDim.x - scans, runners = 2 * P; // split: runners
   const int wg = (int)threadIdx.x / 128, wt = (int)threadIdx.x % 128;
+  const int units = (T / 64 + N) * Ho, H = (2 * (Ho) < (P) ? 2 * (Ho) : (P));
+  const int out = split ? ((units) > 4 * (P) + (nscan) || (units) - (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) <= 0 ? 0 : (units) - (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) < (nscan) ? (units) - (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) : (nscan)) : 0; // units the output CTAs run
   const u32 raw = smem_u32(smem_raw), base0 = (raw + 1023u) & ~1023u;
   const u32 base = base0 + (u32)wg * 39936u, bid = 1u + (u32)wg;
-  if (b < scans) {
-    const int s = split ? b >> 1 : b; // the CTA's place in gdn_scan's order
+  // CTAs 0 .. scans - 1 are the scan's. A split output CTA's warpgroup 0
+  // first runs unit 2 P - H + s (a runner position that would start late)
+  // through the runners' call site below, since a unit called from
+  // scan_cta ran twice as long; the CTA's barriers are up and its cluster
+  // arrival made before, so that its chain CTA does not wait for it.
+  const bool scanb = b < scans, outc = scanb && split && (b & 1);
+  const int s = split ? b >> 1 : b; // a scan CTA's place in gdn_scan's order
+  const int j = b - scans;          // a prepare CTA's
+  int x = scanb ? (outc && wg == 0 && s < out ? (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) + s : -1)
+                : split ? ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= (2 * (Ho) < (P) ? 2 * (Ho) : (P)) ? (P) + (j) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) : 2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
+  if (outc)
+    scan_early(smem_raw);
+  // A CTA with a unit of chunk slot 0 or 1 runs it alone first (SPLIT_RUNNER).
+  const bool late = !scanb && split && j < H;
+  if (late && wg == 1)
+    bar_sync(4u, 256u);
+  // One call site of prepare_unit: with two, ptxas spills at 168 registers.
+  // x: a split runner's position, whose unit is SPLIT_UNIT(x), past the
+  // output CTAs' units; else the unit itself.
+  const u32 ub = scanb ? base0 + 49152u : base;
+  for (const int R = split ? runners : units; x >= 0 && x < units - (scanb ? 0 : out); x += R) {
+    const int u = scanb || !split ? x : ((x) < (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) ? (x) : (x) + (out));
+    prepare_unit<false>(pa, u / Ho, u % Ho, ub, smem_raw + (ub - raw), wt, bid);
+    if (late && wg == 0 && u == j)
+      bar_arrive(4u, 256u);
+    if (scanb)
+      break;
+  }
+  if (scanb) {
     ScanArgs a;
     SCAN_ARGS_COMMON(a, ws_f);
     scan_kind(a, split ? 1 + (b & 1) : 0, split); // the chain CTA outputs the last chunk
     a.v0 = 64 * (s & 1), a.h = (s >> 1) % Ho;
-    scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho));
-  } else { // prepare units: a split launch's runners, or the map of one unit a warpgroup
-    const int j = b - scans, units = (T / 64 + N) * Ho;
-    int u = split ? ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= (2 * (Ho) < (P) ? 2 * (Ho) : (P)) ? (P) + (j) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) : 2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) + (j)) : ((wg) >= 2 ? -1 : (j) < (single) ? ((wg) == 0 ? (j) : -1) : (single) + ((j) - (single)) * 2 + (wg));
-    // A CTA with a unit of chunk slot 0 or 1 runs it alone first (SPLIT_RUNNER).
-    const bool late = split && j < (2 * (Ho) < (P) ? 2 * (Ho) : (P));
-    if (late && wg == 1)
-      bar_sync(4u, 256u);
-    // One call site of prepare_unit: with two, ptxas spills at 168 registers.
-    for (const int R = split ? runners : units; u >= 0 && u < units; u += R) {
-      prepare_unit<false>(pa, u / Ho, u % Ho, base, smem_raw + (base - raw), wt, bid);
-      if (late && wg == 0 && u == j)
-        bar_arrive(4u, 256u);
-    }
+    scan_cta<false>(a, smem_raw, cu_seqlens, h0, ht, T, N, N, s / (2 * Ho), outc);
   }
 }

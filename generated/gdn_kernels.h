@@ -43,6 +43,11 @@ static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
 // A split launch: the runner warpgroup wg of prepare CTA j of P is, with Ho
 // output heads (-1: none).
 #define GDN_SPLIT_RUNNER(j, wg, P, Ho) ((wg) >= 2 ? -1 : (wg) == 0 ? (j) : (j) >= (2 * (Ho) < (P) ? 2 * (Ho) : (P)) ? (P) + (j) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) : 2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)) + (j))
+// Units its output CTAs run (output CTA s: unit GDN_SPLIT_OFF + s), and the
+// unit of runner position x, with out = GDN_SPLIT_OUT(...).
+#define GDN_SPLIT_OUT(units, P, Ho, nscan) ((units) > 4 * (P) + (nscan) || (units) - (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) <= 0 ? 0 : (units) - (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) < (nscan) ? (units) - (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) : (nscan))
+#define GDN_SPLIT_UNIT(x, out, P, Ho) ((x) < (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P))) ? (x) : (x) + (out))
+#define GDN_SPLIT_OFF(P, Ho) (2 * (P) - (2 * (Ho) < (P) ? 2 * (Ho) : (P)))
 #define GDN_SPLIT_UNITS 2u
 // Its prepare CTAs j < GDN_SPLIT_H hold warpgroup 1 until warpgroup 0's
 // first unit, unit j, is done.

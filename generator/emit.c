@@ -580,6 +580,24 @@ void emit_cluster_sync(Prelude *p) {
   outf(&p->text, "               \"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n}\n\n");
 }
 
+/* cluster_sync in its two halves, for a CTA that arrives early and
+ * waits later, with other work between. */
+void emit_cluster_arrive(Prelude *p) {
+  if (seen(p, "cluster_arrive"))
+    return;
+  outf(&p->text, "// This thread's arrival at the cluster barrier, releasing what it wrote before.\n");
+  outf(&p->text, FN " void cluster_arrive() {\n");
+  outf(&p->text, "  asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_cluster_wait(Prelude *p) {
+  if (seen(p, "cluster_wait"))
+    return;
+  outf(&p->text, "// Waits for every thread of the cluster to have arrived (cluster_arrive).\n");
+  outf(&p->text, FN " void cluster_wait() {\n");
+  outf(&p->text, "  asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n}\n\n");
+}
+
 /* A 1-D bulk copy (no tensor map) of `bytes`, completing on `bar`. */
 void emit_bulk_load(Prelude *p) {
   if (seen(p, "bulk_load"))

@@ -289,6 +289,8 @@ void emit_mbar_arrive_remote_n(Prelude *p);
 void emit_mbar_expect_tx_remote(Prelude *p);
 void emit_bulk_copy_cluster(Prelude *p);
 void emit_mbar_wait_cluster(Prelude *p);
+void emit_cluster_arrive(Prelude *p);
+void emit_cluster_wait(Prelude *p);
 void emit_cluster_sync(Prelude *p);
 void emit_ldmatrix_x4_trans(Prelude *p);
 void emit_stmatrix_x4_trans(Prelude *p);

@@ -207,6 +207,23 @@ enum { PREPARE_LEAN_CTAS_PER_SM = 5 };
   "((wg) >= %d ? -1 : (wg) == 0 ? (j) : (j) >= " SPLIT_H " ? (P) + (j) - " SPLIT_H        \
   " : 2 * (P) - " SPLIT_H " + (j))"
 
+/* A split pair's output CTA has nothing to output until its chain's first
+ * hand-off, so its warpgroup 0 runs one unit first, alone on its SM, in
+ * the part of the k/v/W ring that its extra hand-off slots leave. Output
+ * CTA s runs unit SPLIT_OFF + s: the units of runner positions 2 P - H
+ * on, which fall to the second warpgroups of the CTAs that run chunk
+ * slots 0 and 1 alone, and so would start only once those units are
+ * done. It does so only where, with them, every unit runs in the runners'
+ * first two rounds (t1024-hv16): where there are more rounds (t4096-h16),
+ * the first hand-offs took longer with those units beside them. Those
+ * SPLIT_OUT units are taken out of the runners' order: runner position x
+ * runs unit SPLIT_UNIT(x). SPLIT_OUT_FMT takes the runners of two rounds. */
+#define SPLIT_OFF "(2 * (P) - " SPLIT_H ")"
+#define SPLIT_OUT_FMT                                                                    \
+  "((units) > %d * (P) + (nscan) || (units) - " SPLIT_OFF " <= 0 ? 0 : (units) - " SPLIT_OFF       \
+  " < (nscan) ? (units) - " SPLIT_OFF " : (nscan))"
+#define SPLIT_UNIT_FMT "((x) < " SPLIT_OFF " ? (x) : (x) + (out))"
+
 /* Runners a prepare CTA of a split launch holds (SPLIT_RUNNER_FMT's map
  * is written for two). */
 enum { SPLIT_UNITS = 2 };
@@ -638,6 +655,8 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   emit_bulk_copy_cluster(p);
   emit_mbar_wait_cluster(p);
   emit_cluster_sync(p);
+  emit_cluster_arrive(p);
+  emit_cluster_wait(p);
   emit_ld_relaxed_gpu(p);
   emit_ld_acquire_gpu(p);
   emit_fence_proxy_async_global(p);
@@ -696,6 +715,13 @@ static int emit_fused(Prelude *p, ArchId arch, const char *tmpl_dir, const Kerne
                      SPLIT_UNITS, SPLIT_UNITS * stride + 1024, ki->smem);
   if (fits_sm(arch, ki, 128u * (SCAN_REGS_STATE + SCAN_REGS_OUTPUT + SCAN_REGS_PRODUCER), d))
     return -1;
+  ScanLayout l; /* a split output CTA's unit: past its extra hand-off slots */
+  scan_layout(&l);
+  uint32_t out_unit = (l.kvw + (SPLIT_OUT_SLOTS - 2) * l.hand_stride + 1023) / 1024 * 1024;
+  if (out_unit + stride > l.kvw + 3 * l.kvw_stride)
+    return diag_fail(d, "a split output CTA's unit (%u bytes) does not fit in its k/v/W ring "
+                        "past its extra hand-off slots (%u bytes left)",
+                     stride, l.kvw + 3 * l.kvw_stride - out_unit);
   Slots sl = {.n = 0};
   slot_add(&sl, "UNITS", "%d", FUSED_UNITS);
   slot_add(&sl, "FUSED_UNIT", FUSED_UNIT_FMT, FUSED_UNITS, FUSED_UNITS);
@@ -705,6 +731,10 @@ static int emit_fused(Prelude *p, ArchId arch, const char *tmpl_dir, const Kerne
   slot_add(&sl, "SPLIT_H", "%s", SPLIT_H); /* the CTAs whose unit runs alone first */
   slot_add(&sl, "LATE_BAR", "%u", 1u + ki->threads / 128); /* past the units' own (1 + wg) */
   slot_add(&sl, "UNIT_STRIDE", "%u", stride);
+  slot_add(&sl, "SPLIT_OUT", SPLIT_OUT_FMT, 2 * SPLIT_UNITS);
+  slot_add(&sl, "SPLIT_OFF", "%s", SPLIT_OFF);
+  slot_add(&sl, "SPLIT_UNIT", SPLIT_UNIT_FMT);
+  slot_add(&sl, "OUT_UNIT_OFF", "%u", out_unit);
   static const char *const tmpl[] = {"gdn_fused.cu.in"};
   int rc = template_emit(tmpl_dir, tmpl, 1, &sl, o, d);
   slots_free(&sl);
@@ -749,6 +779,11 @@ static void kernel_table(Out *o, const KernelInfo *ki, int n) {
   outf(o, "// A split launch: the runner warpgroup wg of prepare CTA j of P is, with Ho\n");
   outf(o, "// output heads (-1: none).\n");
   outf(o, "#define GDN_SPLIT_RUNNER(j, wg, P, Ho) " SPLIT_RUNNER_FMT "\n", SPLIT_UNITS);
+  outf(o, "// Units its output CTAs run (output CTA s: unit GDN_SPLIT_OFF + s), and the\n"
+          "// unit of runner position x, with out = GDN_SPLIT_OUT(...).\n");
+  outf(o, "#define GDN_SPLIT_OUT(units, P, Ho, nscan) " SPLIT_OUT_FMT "\n", 2 * SPLIT_UNITS);
+  outf(o, "#define GDN_SPLIT_UNIT(x, out, P, Ho) " SPLIT_UNIT_FMT "\n");
+  outf(o, "#define GDN_SPLIT_OFF(P, Ho) " SPLIT_OFF "\n");
   outf(o, "#define GDN_SPLIT_UNITS %du\n", SPLIT_UNITS);
   outf(o, "// Its prepare CTAs j < GDN_SPLIT_H hold warpgroup 1 until warpgroup 0's\n");
   outf(o, "// first unit, unit j, is done.\n");

@@ -396,13 +396,22 @@ static void test_fused_grid(void **state) {
               if (GDN_SPLIT_RUNNER(j, 0, P, Ho) >= units)
                 fail_msg("T=%lld N=%d Ho=%d on %d SMs: late CTA %d has no first unit",
                          (long long)p.T, N, Ho, sms, j);
+            /* output CTA s runs unit SPLIT_OFF + s first; the runners the rest */
+            const int64_t out = GDN_SPLIT_OUT(units, P, Ho, nscan);
+            assert_true(out >= 0 && out <= nscan);
+            for (int64_t s = 0; s < out; s++)
+              if (seen[GDN_SPLIT_OFF(P, Ho) + s]++)
+                fail_msg("T=%lld N=%d Ho=%d: output CTA %lld's unit runs twice", (long long)p.T,
+                         N, Ho, (long long)s);
             for (int j = 0; j < P; j++)
               for (int wg = 0; wg < wgs; wg++) {
                 int r = GDN_SPLIT_RUNNER(j, wg, P, Ho);
-                for (int64_t u = r; r >= 0 && u < units; u += R)
-                  if (seen[u]++)
-                    fail_msg("T=%lld N=%d Ho=%d: unit %lld runs twice", (long long)p.T, N, Ho,
-                             (long long)u);
+                for (int64_t x = r; r >= 0 && x < units - out; x += R) {
+                  int64_t u = GDN_SPLIT_UNIT(x, out, P, Ho);
+                  if (u >= units || seen[u]++)
+                    fail_msg("T=%lld N=%d Ho=%d: unit %lld runs twice or does not exist",
+                             (long long)p.T, N, Ho, (long long)u);
+                }
               }
           } else {
             /* the one-unit CTAs start at once, beside every scan CTA */
@@ -420,6 +429,27 @@ static void test_fused_grid(void **state) {
                        N, Ho, sms, (long long)u);
         }
   assert_true(taken > 10 && splits > 10 && taken > splits); /* both forms are reached */
+}
+
+/* Which units a split launch's output CTAs run: on 132 SMs, t1024-hv16's
+ * units (272 slots of 16 heads) with its 32 output CTAs' fit in the 136
+ * runners' first two rounds, so those CTAs take the units of the runner
+ * positions that would start late (2 P - H on); t4096-h16's 1040 do not,
+ * and its output CTAs run none. */
+static void test_split_out(void **state) {
+  (void)state;
+  struct { int64_t T; int Ho; int64_t off, out; } c[] = {{1024, 16, 104, 32}, {4096, 16, 104, 0}};
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    gdn_plan p = {.T = c[i].T, .N = 1, .Ho = c[i].Ho, .slots = c[i].T / 64 + 1};
+    gdn_fused_grid g;
+    assert_true(gdn_fused_plan(&p, 132, &g));
+    assert_true(g.split);
+    const int P = (int)g.ctas - 2 * (int)g.nscan;
+    const int64_t units = p.slots * p.Ho, nscan = g.nscan;
+    assert_int_equal(P, 68);
+    assert_int_equal(GDN_SPLIT_OFF(P, p.Ho), c[i].off);
+    assert_int_equal(GDN_SPLIT_OUT(units, P, p.Ho, nscan), c[i].out);
+  }
 }
 
 /* gdn_scan_pairs where every pair fits on the SMs at once: the benchmark's
@@ -486,6 +516,7 @@ int main(void) {
       cmocka_unit_test(test_decide),
       cmocka_unit_test(test_rows_if_built),
       cmocka_unit_test(test_fused_grid),
+      cmocka_unit_test(test_split_out),
       cmocka_unit_test(test_scan_pairs),
       cmocka_unit_test(test_scan_lanes),
       cmocka_unit_test(test_prepare_lean),
