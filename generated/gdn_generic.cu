@@ -2242,6 +2242,29 @@ static __device__ __forceinline__ void output_role(ScanArgs a, int wt, int first
 // feed the next product as register operands. Copies run up to two chunks
 // ahead, in two rings of 3 stages: k, v, W (warpgroup 0 alone reads them)
 // and q, P (warpgroup 1, which may lag a chunk behind).
+
+// The CTA's mbarriers at a.bar, set up by thread 0 (scan_cta, or
+// scan_early where the CTA has other work before its roles).
+static __device__ __forceinline__ void scan_bars_init(const ScanArgs &a) {
+  for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
+    mbar_init(KVW_FULL(a, s), 32);
+  for (int s = 0; s < 3; ++s) // warpgroup 0, done with the stage
+    mbar_init(KVW_EMPTY(a, s), 128);
+  for (int s = 0; s < 3; ++s) // the q/P producer warp (lane 0 also expects the bytes)
+    mbar_init(QP_FULL(a, s), 32);
+  for (int s = 0; s < 3; ++s) // warpgroup 1, done with the stage
+    mbar_init(QP_EMPTY(a, s), 128);
+  for (int s = 0; s < 4; ++s) // warpgroup 0, Sb and Ub stored (split: the copy landed)
+    mbar_init(HAND_FULL(a, s), 128);
+  for (int s = 0; s < 4; ++s) // the output warpgroup, Sb and Ub loaded (split: the copy landed)
+    mbar_init(HAND_EMPTY(a, s), 128);
+  for (int s = 0; s < 4; ++s) // a split output CTA's warp 2: its slot is read
+    mbar_init(OUT_FREE(a, s), 1);
+  mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
+  mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)
+  fence_mbar_init();
+}
+
 // scan_cta: the CTA of lane z of L (see scan_items: with L = N, sequence
 // rank z alone), output head a.h and state rows a.v0 .. a.v0 + 63; `a`
 // holds the maps, pointers and sizes. Each role goes through the lane's
@@ -2264,25 +2287,8 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
   a.hq = a.h * a.Hq / a.Ho, a.hk = a.h * a.Hk / a.Ho, a.hv = a.h * a.Hv / a.Ho;
   a.g0 = 0, a.tph = 0, a.nchunks = 0, a.nout = 0;
   scan_items(a, N, L, z, tid);
-  if (tid == 0 && !early) {
-    for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
-      mbar_init(KVW_FULL(a, s), 32);
-    for (int s = 0; s < 3; ++s) // warpgroup 0, done with the stage
-      mbar_init(KVW_EMPTY(a, s), 128);
-    for (int s = 0; s < 3; ++s) // the q/P producer warp (lane 0 also expects the bytes)
-      mbar_init(QP_FULL(a, s), 32);
-    for (int s = 0; s < 3; ++s) // warpgroup 1, done with the stage
-      mbar_init(QP_EMPTY(a, s), 128);
-    for (int s = 0; s < 4; ++s) // warpgroup 0, Sb and Ub stored (split: the copy landed)
-      mbar_init(HAND_FULL(a, s), 128);
-    for (int s = 0; s < 4; ++s) // the output warpgroup, Sb and Ub loaded (split: the copy landed)
-      mbar_init(HAND_EMPTY(a, s), 128);
-    for (int s = 0; s < 4; ++s) // a split output CTA's warp 2: its slot is read
-      mbar_init(OUT_FREE(a, s), 1);
-    mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
-    mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)
-    fence_mbar_init();
-  }
+  if (tid == 0 && !early)
+    scan_bars_init(a);
   if (a.kind == 0)
     __syncthreads();
   else if (early) // barriers set up and arrival made by scan_early
@@ -2315,25 +2321,8 @@ static __device__ __forceinline__ void scan_cta(ScanArgs &a, unsigned char *smem
 static __device__ __forceinline__ void scan_early(unsigned char *smem_raw) {
   ScanArgs a;
   a.bar = ((smem_u32(smem_raw) + 1023u) & ~1023u) + 227328u;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < 3; ++s) // the k/v/W producer warp (lane 0 also expects the bytes)
-      mbar_init(KVW_FULL(a, s), 32);
-    for (int s = 0; s < 3; ++s) // warpgroup 0, done with the stage
-      mbar_init(KVW_EMPTY(a, s), 128);
-    for (int s = 0; s < 3; ++s) // the q/P producer warp (lane 0 also expects the bytes)
-      mbar_init(QP_FULL(a, s), 32);
-    for (int s = 0; s < 3; ++s) // warpgroup 1, done with the stage
-      mbar_init(QP_EMPTY(a, s), 128);
-    for (int s = 0; s < 4; ++s) // warpgroup 0, Sb and Ub stored (split: the copy landed)
-      mbar_init(HAND_FULL(a, s), 128);
-    for (int s = 0; s < 4; ++s) // the output warpgroup, Sb and Ub loaded (split: the copy landed)
-      mbar_init(HAND_EMPTY(a, s), 128);
-    for (int s = 0; s < 4; ++s) // a split output CTA's warp 2: its slot is read
-      mbar_init(OUT_FREE(a, s), 1);
-    mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
-    mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)
-    fence_mbar_init();
-  }
+  if (threadIdx.x == 0)
+    scan_bars_init(a);
   cluster_arrive();
 }
 

@@ -482,7 +482,7 @@ static void scan_bar_slots(Slots *sl) {
   Out map, init;
   out_init(&map);
   out_init(&init);
-  init.indent = 2;
+  init.indent = 1;
   uint32_t off = 0;
   for (size_t i = 0; i < COUNT_OF(SCAN_BARS); i++) {
     const char *nm = SCAN_BARS[i].name;
