@@ -217,7 +217,8 @@ enum { PREPARE_LEAN_CTAS_PER_SM = 5 };
  * first two rounds (t1024-hv16): where there are more rounds (t4096-h16),
  * the first hand-offs took longer with those units beside them. Those
  * SPLIT_OUT units are taken out of the runners' order: runner position x
- * runs unit SPLIT_UNIT(x). SPLIT_OUT_FMT takes the runners of two rounds. */
+ * runs unit SPLIT_UNIT(x). SPLIT_OUT_FMT's %d is the units two rounds
+ * give a prepare CTA (2 SPLIT_UNITS). */
 #define SPLIT_OFF "(2 * (P) - " SPLIT_H ")"
 #define SPLIT_OUT_FMT                                                                    \
   "((units) > %d * (P) + (nscan) || (units) - " SPLIT_OFF " <= 0 ? 0 : (units) - " SPLIT_OFF       \
