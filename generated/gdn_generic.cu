@@ -292,12 +292,6 @@ static __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
                " @!done bra WAIT;\n}" :: "r"(bar), "r"(parity) : "memory");
 }
 
-// Every thread of the cluster: barrier initialisation seen by the other CTA.
-static __device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n"
-               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
 // This thread's arrival at the cluster barrier, releasing what it wrote before.
 static __device__ __forceinline__ void cluster_arrive() {
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
@@ -306,6 +300,12 @@ static __device__ __forceinline__ void cluster_arrive() {
 // Waits for every thread of the cluster to have arrived (cluster_arrive).
 static __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Every thread of the cluster: barrier initialisation seen by the other CTA.
+static __device__ __forceinline__ void cluster_sync() {
+  cluster_arrive();
+  cluster_wait();
 }
 
 static __device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned *at) {

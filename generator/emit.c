@@ -571,17 +571,8 @@ void emit_mbar_wait_cluster(Prelude *p) {
   try_wait_loop(p, "mbar_wait_cluster", ".acquire.cluster");
 }
 
-void emit_cluster_sync(Prelude *p) {
-  if (seen(p, "cluster_sync"))
-    return;
-  outf(&p->text, "// Every thread of the cluster: barrier initialisation seen by the other CTA.\n");
-  outf(&p->text, FN " void cluster_sync() {\n");
-  outf(&p->text, "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\"\n");
-  outf(&p->text, "               \"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n}\n\n");
-}
-
-/* cluster_sync in its two halves, for a CTA that arrives early and
- * waits later, with other work between. */
+/* The cluster barrier in its two halves, for a CTA that arrives early and
+ * waits later, with other work between; cluster_sync is both at once. */
 void emit_cluster_arrive(Prelude *p) {
   if (seen(p, "cluster_arrive"))
     return;
@@ -596,6 +587,15 @@ void emit_cluster_wait(Prelude *p) {
   outf(&p->text, "// Waits for every thread of the cluster to have arrived (cluster_arrive).\n");
   outf(&p->text, FN " void cluster_wait() {\n");
   outf(&p->text, "  asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n}\n\n");
+}
+
+void emit_cluster_sync(Prelude *p) {
+  if (seen(p, "cluster_sync"))
+    return;
+  emit_cluster_arrive(p);
+  emit_cluster_wait(p);
+  outf(&p->text, "// Every thread of the cluster: barrier initialisation seen by the other CTA.\n");
+  outf(&p->text, FN " void cluster_sync() {\n  cluster_arrive();\n  cluster_wait();\n}\n\n");
 }
 
 /* A 1-D bulk copy (no tensor map) of `bytes`, completing on `bar`. */

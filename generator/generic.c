@@ -656,8 +656,6 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   emit_bulk_copy_cluster(p);
   emit_mbar_wait_cluster(p);
   emit_cluster_sync(p);
-  emit_cluster_arrive(p);
-  emit_cluster_wait(p);
   emit_ld_relaxed_gpu(p);
   emit_ld_acquire_gpu(p);
   emit_fence_proxy_async_global(p);
