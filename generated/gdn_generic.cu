@@ -308,6 +308,12 @@ static __device__ __forceinline__ void cluster_sync() {
   cluster_wait();
 }
 
+static __device__ __forceinline__ u32 atom_add_shared_u32(u32 at, u32 x) {
+  u32 old;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;" : "=r"(old) : "r"(at), "r"(x) : "memory");
+  return old;
+}
+
 static __device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned *at) {
   unsigned v;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(at) : "memory");
@@ -1420,7 +1426,7 @@ static __device__ __forceinline__ void scan_items(ScanArgs &a, int N, int L, int
   a.nitems = z < N ? (N - z + L - 1) / L : 0;
   if (N == 1 || N > 128)
     return;
-  int *cu = (int *)(a.gbase + 227536), *seqof = cu + 128 + 1;
+  int *cu = (int *)(a.gbase + 227552), *seqof = cu + 128 + 1;
   int *work = seqof + 128, *list = work + 128;
   for (int i = tid; i <= N; i += (int)blockDim.x)
     cu[i] = seq_bound(a.cu_seqlens, i, a.T);
@@ -1499,6 +1505,7 @@ static __device__ __forceinline__ void scan_item(ScanArgs &a, int i) {
 #define OUT_FREE(a, s) ((a).bar + 160u + 8u * (u32)(s))
 #define TAIL_KV(a) ((a).bar + 192u)
 #define TAIL_Q(a) ((a).bar + 200u)
+#define HAND_SEEN(a) ((a).bar + 208u)
 #define GEN(a, addr) ((float *)((a).gbase + ((addr) - (a).base)))
 
 // The output CTA's slot j, at this CTA's offsets (mapa takes it across).
@@ -1554,6 +1561,13 @@ static __device__ __forceinline__ bool wg_apart(const ScanArgs &a) {
   return a.ws_f && a.kind != 2;
 }
 
+// Chunk c's v, this CTA's half, into L2 through its tensor map, for
+// warp 0's load of the same box later.
+static __device__ __forceinline__ void prefetch_v(const ScanArgs &a, int c) {
+  const int t0 = a.bos + 64 * c, hv = a.hv, v0 = a.v0;
+  tma_prefetch_3d(a.mv, v0 + 0, hv, t0 + 0);
+}
+
 // Chunk c's W and g (warp 3's lane 0, wg_apart): its flag first, then the
 // stage once warpgroup 0 is done with it. Their bytes complete the stage's
 // full barrier, whose expected count produce_kvw sets; they may land before
@@ -1570,10 +1584,10 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1);
     tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
-  if (c + 2 < a.nchunks) { // rows past the sequence's end come too, unread
-    const int t0 = a.bos + 64 * (c + 2), hv = a.hv, v0 = a.v0;
-    tma_prefetch_3d(a.mv, v0 + 0, hv, t0 + 0);
-  }
+  // A split chain CTA's first chunks alone (the rest: hand_seen). Rows past
+  // the sequence's end come too, unread.
+  if (c + 2 < a.nchunks && (a.kind != 1 || c + 2 < 8))
+    prefetch_v(a, c + 2);
   // Warp 0 stamps its k and v the same way: the later of the two is when
   // every load of the chunk is out.
   TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS)
@@ -1714,18 +1728,37 @@ static __device__ __forceinline__ void hand_out(const ScanArgs &a, int parity) {
       mbar_wait_cluster(OUT_FREE(a, c % 4), (c / 4) & 1);
 }
 
-// The output CTA's side: warp 0 (landed) frees the chain CTA's slot,
-// warp 2 (read) frees this CTA's slot for the chain CTA's next copy.
+// The output CTA's side: warp 0 (landed) frees the chain CTA's slot and
+// counts the chunk in HAND_SEEN (hand_seen), warp 2 (read) frees this
+// CTA's slot for the chain CTA's next copy.
 static __device__ __forceinline__ void hand_in(const ScanArgs &a, int landed) {
   for (int c = 0; c < a.nout; ++c) {
     const int j = c % 4;
     if (landed) {
       mbar_wait_cluster(HAND_FULL(a, j), (c / 4) & 1);
       mbar_arrive_remote_n(mapa_shared(HAND_EMPTY(a, c % 4), 0), 128);
+      atom_add_shared_u32(HAND_SEEN(a), 1u);
     } else {
       mbar_wait(HAND_EMPTY(a, j), (c / 4) & 1); // the output warpgroup has read it
       mbar_arrive_remote_n(mapa_shared(OUT_FREE(a, j), 0), 1);
     }
+  }
+}
+
+// A split output CTA's warp 3, with ready flags (gdn_fused): once chunk
+// c's hand-off has landed (warp 0 counts them in HAND_SEEN), it brings
+// chunk c + 7's v into L2 for the chain CTA from this SM's TMA
+// unit (produce_wg). A count, not HAND_FULL's phases: this warp may read
+// it late and then catches up, where a parity wait two phases behind
+// would never return. Both warps use atomics, so that the count is not a
+// data race.
+static __device__ __forceinline__ void hand_seen(const ScanArgs &a) {
+  if (!a.ws_f)
+    return;
+  for (int c = 8 - 7; c + 7 < a.nchunks; ++c) {
+    while (atom_add_shared_u32(HAND_SEEN(a), 0u) <= (u32)c)
+      __nanosleep(32);
+    prefetch_v(a, c + 7);
   }
 }
 
@@ -1740,7 +1773,9 @@ static __device__ __forceinline__ void producer_role(ScanArgs a, int pt) {
   for (int i = 0; i < (LANES ? a.nitems : 1); ++i) {
     scan_item(a, i);
     if (a.kind == 2 && warp != 1) {
-      if (lane == 0 && warp != 3)
+      if (lane == 0 && warp == 3)
+        hand_seen(a);
+      else if (lane == 0)
         hand_in(a, warp == 0);
     } else if (warp == 0) {
       if (LANES && i > 0 && a.h0 && lane == 0)
@@ -2262,6 +2297,7 @@ static __device__ __forceinline__ void scan_bars_init(const ScanArgs &a) {
     mbar_init(OUT_FREE(a, s), 1);
   mbar_init(TAIL_KV(a), 1); // the short chunk's raw k and v (bytes only)
   mbar_init(TAIL_Q(a), 1); // the short chunk's raw q (bytes only)
+  st_shared_u32(HAND_SEEN(a), 0u); // a split output CTA's hand-offs landed
   fence_mbar_init();
 }
 

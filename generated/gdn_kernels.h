@@ -12,10 +12,10 @@ typedef struct gdn_kernel_spec {
 enum { GDN_K_PREPARE, GDN_K_SCAN, GDN_K_FUSED, GDN_K_SCAN_PAIRS, GDN_K_SCAN_LANES, GDN_K_PREPARE_LEAN, GDN_K_COUNT };
 static const gdn_kernel_spec gdn_kernel_specs[GDN_K_COUNT] = {
   {"gdn_prepare", "gdn_generic", 128, 40712},
-  {"gdn_scan", "gdn_generic", 384, 230616},
-  {"gdn_fused", "gdn_generic", 384, 230616},
-  {"gdn_scan_pairs", "gdn_generic", 384, 230616},
-  {"gdn_scan_lanes", "gdn_generic", 384, 230616},
+  {"gdn_scan", "gdn_generic", 384, 230632},
+  {"gdn_fused", "gdn_generic", 384, 230632},
+  {"gdn_scan_pairs", "gdn_generic", 384, 230632},
+  {"gdn_scan_lanes", "gdn_generic", 384, 230632},
   {"gdn_prepare_lean", "gdn_generic", 128, 40712},
 };
 

@@ -324,6 +324,16 @@ void emit_st_shared_u16(Prelude *p) {
   outf(&p->text, "  asm volatile(\"st.shared.u16 [%%0], %%1;\" :: \"r\"(dst), \"h\"(x) : \"memory\");\n}\n\n");
 }
 
+/* An atomic add on shared memory, returning the old value: a count that
+ * two warps share without a barrier (a read adds 0). */
+void emit_atom_add_shared_u32(Prelude *p) {
+  if (seen(p, "atom_add_shared_u32"))
+    return;
+  outf(&p->text, FN " u32 atom_add_shared_u32(u32 at, u32 x) {\n  u32 old;\n");
+  outf(&p->text, "  asm volatile(\"atom.shared.add.u32 %%0, [%%1], %%2;\" : \"=r\"(old) : \"r\"(at), \"r\"(x) : \"memory\");\n");
+  outf(&p->text, "  return old;\n}\n\n");
+}
+
 void emit_st_shared_u32(Prelude *p) {
   if (seen(p, "st_shared_u32"))
     return;

@@ -271,6 +271,7 @@ void emit_bulk_commit(Prelude *p);
 void emit_bulk_wait(Prelude *p, int n, int read);
 void emit_ld_shared_u16(Prelude *p);
 void emit_st_shared_u16(Prelude *p);
+void emit_atom_add_shared_u32(Prelude *p);
 void emit_st_shared_u32(Prelude *p);
 void emit_ld_shared_v4(Prelude *p);
 void emit_st_global_v4(Prelude *p);

@@ -356,6 +356,14 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
  * same, docs/generic.md). */
 enum { SCAN_V_AHEAD = 2 };
 
+/* A split chain CTA prefetches the v of its chunks below SCAN_VPF_CHAIN
+ * alone. Its TMA unit also sends each hand-off to the output CTA, and a
+ * prefetch queued behind that copy held back the W and g loads issued
+ * after it (docs/generic.md). Its output CTA's warp 3 brings the rest,
+ * chunk c + SCAN_VPF_OUT once chunk c's hand-off has landed: the chain is
+ * then about two chunks on, and loads that chunk's v about three later. */
+enum { SCAN_VPF_CHAIN = 8, SCAN_VPF_OUT = 7 };
+
 /* The scan's copies of a chunk. v is read by the scan alone, once (prepare
  * never reads it): its lines go first when L2 needs room, before q and k,
  * which prepare read before, and the workspace's P and W. */
@@ -371,8 +379,8 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
       {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk", NULL},
       {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv", "policy_evict_first()"},
       {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq", NULL},
-      /* v of a later chunk, brought into L2 by the warp that loads W and g */
-      {"PREFETCH_V", 2, 0, &TILE_64, NULL, "a.mv", "v0", "hv", NULL},
+      /* v of a later chunk into L2 (prefetch_v), for its load later */
+      {"PREFETCH_V", 1, 0, &TILE_64, NULL, "a.mv", "v0", "hv", NULL},
   };
   emit_policy_evict_first(p);
   emit_tma_load_3d(p, 1);
@@ -391,6 +399,8 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     slot_out(sl, rows[i].slot, &o);
   }
   slot_add(sl, "V_AHEAD", "%d", SCAN_V_AHEAD);
+  slot_add(sl, "VPF_CHAIN", "%d", SCAN_VPF_CHAIN);
+  slot_add(sl, "VPF_OUT", "%d", SCAN_VPF_OUT);
   return 0;
 }
 
@@ -497,6 +507,10 @@ static void scan_bar_slots(Slots *sl) {
     }
     off += 8u * (uint32_t)SCAN_BARS[i].n;
   }
+  /* Not a barrier: a count that only grows, so that a warp that reads it
+   * late cannot miss a phase (hand_seen). */
+  outf(&map, "#define HAND_SEEN(a) ((a).bar + %uu)\n", off);
+  out_line(&init, "st_shared_u32(HAND_SEEN(a), 0u); // a split output CTA's hand-offs landed");
   slot_out(sl, "BAR_MAP", &map);
   slot_out(sl, "BAR_INIT", &init);
 }
@@ -519,7 +533,7 @@ static void scan_layout(ScanLayout *l) {
   l->kvw = carve(&off, 3 * l->kvw_stride, 1024);
   l->qp = carve(&off, 3 * l->qp_stride, 1024);
   l->hand = carve(&off, 2 * l->hand_stride, 1024);
-  l->bar = carve(&off, (uint32_t)scan_bar_count() * 8, 8);
+  l->bar = carve(&off, (uint32_t)scan_bar_count() * 8 + 8, 8); /* and HAND_SEEN */
   /* cu_seqlens; the sequence and the work of each rank; the CTA's ranks and their count */
   l->seqs = carve(&off, (4 * SCAN_LPT_MAX + 2) * 4, 16);
   l->end = off;
@@ -656,6 +670,8 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   emit_bulk_copy_cluster(p);
   emit_mbar_wait_cluster(p);
   emit_cluster_sync(p);
+  emit_atom_add_shared_u32(p);
+  emit_st_shared_u32(p);
   emit_ld_relaxed_gpu(p);
   emit_ld_acquire_gpu(p);
   emit_fence_proxy_async_global(p);
