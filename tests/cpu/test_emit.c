@@ -522,6 +522,22 @@ static void test_emit_tma_load_forms(void **state) {
   prelude_free(&p);
 }
 
+/* The shared-memory count of HAND_SEEN: one atomic add that returns the
+ * old value (a read adds 0), emitted once however often it is asked for. */
+static void test_emit_atom_add_shared(void **state) {
+  (void)state;
+  Prelude p;
+  prelude_init(&p, ARCH_SM90A);
+  emit_atom_add_shared_u32(&p);
+  emit_atom_add_shared_u32(&p);
+  assert_has("atom", p.text.buf, "u32 atom_add_shared_u32(u32 at, u32 x)");
+  assert_has("atom", p.text.buf, "atom.shared.add.u32 %0, [%1], %2;");
+  assert_has("atom", p.text.buf, ": \"=r\"(old) : \"r\"(at), \"r\"(x)");
+  assert_has("atom", p.text.buf, "return old;");
+  assert_int_equal(count_of(p.text.buf, "atom.shared.add.u32"), 1);
+  prelude_free(&p);
+}
+
 /* ====================================================== generated helpers */
 
 /* Parses the offset arithmetic of an emitted tile function and evaluates
@@ -794,6 +810,7 @@ int main(void) {
       cmocka_unit_test(test_emit_wgmma_forms),
       cmocka_unit_test(test_emit_wgmma_dedup),
       cmocka_unit_test(test_emit_tma_load_forms),
+      cmocka_unit_test(test_emit_atom_add_shared),
       cmocka_unit_test(test_tile_offset_fn),
       cmocka_unit_test(test_tail_copy_fn),
       cmocka_unit_test(test_tail_zero_fn),
