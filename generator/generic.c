@@ -480,11 +480,12 @@ static const struct {
     {"TAIL_Q", 1, 1, "the short chunk's raw q (bytes only)"},
 };
 
-static int scan_bar_count(void) {
-  int n = 0;
+/* The bytes at a.bar: the barriers, then HAND_SEEN's word (scan_bar_slots). */
+static uint32_t scan_bar_bytes(void) {
+  uint32_t n = 0;
   for (size_t i = 0; i < COUNT_OF(SCAN_BARS); i++)
-    n += SCAN_BARS[i].n;
-  return n;
+    n += 8u * (uint32_t)SCAN_BARS[i].n;
+  return n + 8u;
 }
 
 /* BAR_MAP: one macro per barrier kind, its address from the ScanArgs;
@@ -533,7 +534,7 @@ static void scan_layout(ScanLayout *l) {
   l->kvw = carve(&off, 3 * l->kvw_stride, 1024);
   l->qp = carve(&off, 3 * l->qp_stride, 1024);
   l->hand = carve(&off, 2 * l->hand_stride, 1024);
-  l->bar = carve(&off, (uint32_t)scan_bar_count() * 8 + 8, 8); /* and HAND_SEEN */
+  l->bar = carve(&off, scan_bar_bytes(), 8);
   /* cu_seqlens; the sequence and the work of each rank; the CTA's ranks and their count */
   l->seqs = carve(&off, (4 * SCAN_LPT_MAX + 2) * 4, 16);
   l->end = off;
