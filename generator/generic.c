@@ -672,7 +672,6 @@ static int emit_scan(Prelude *p, ArchId arch, const char *tmpl_dir, Out *o, Kern
   emit_mbar_wait_cluster(p);
   emit_cluster_sync(p);
   emit_atom_add_shared_u32(p);
-  emit_st_shared_u32(p);
   emit_ld_relaxed_gpu(p);
   emit_ld_acquire_gpu(p);
   emit_fence_proxy_async_global(p);
