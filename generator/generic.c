@@ -276,6 +276,29 @@ static int rung_products(Prelude *p, Slots *sl, Diag *d) {
   return rc;
 }
 
+/* What the prepare template takes for granted of the accumulator's
+ * fragment layout, checked where the rules can say no. */
+static int check_prepare_frags(Diag *d) {
+  /* The ladder keeps D as fp16 pairs that are their own A operand
+   * (store_f16_pairs in the template): that needs accumulator registers
+   * 2i and 2i + 1 to be A register i of every k-step. */
+  for (int j = 0; j < 4; j++)
+    for (int e = 0; e < 8; e++)
+      if (frag_acc_as_a(j, e) != 8 * j + e)
+        return diag_fail(d, "generic: the ladder's D pairs are not the A operand's registers");
+  /* BY_WARP in the template compiles each warp's copy with its 8 x 8
+   * blocks known: an element's block must depend on the warp and the
+   * register alone, not on the lane. */
+  FragMap acc = frag_acc(64);
+  for (int t = 0; t < 128; t++)
+    for (int r = 0; r < acc.regs; r++) {
+      Coord c = frag_eval(&acc, t, r), w = frag_eval(&acc, t & ~31, r), z = frag_eval(&acc, 0, r);
+      if (c.row >> 3 != w.row >> 3 || c.col >> 3 != z.col >> 3)
+        return diag_fail(d, "generic: an accumulator element's 8 x 8 block depends on its lane");
+    }
+  return 0;
+}
+
 static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki, Diag *d) {
   uint32_t off = 0, q = carve(&off, tile_bytes(&TILE_QK), 1024),
            k = carve(&off, tile_bytes(&TILE_QK), 1024), g = carve(&off, 256, 16),
@@ -323,23 +346,7 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
   rc = rc ? rc : product(p, &sl, "PRODUCT_QK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), qk, d);
   rc = rc ? rc : product(p, &sl, "PRODUCT_KK", 1, rq(64, 128, DT_BF16, SRC_SMEM, MAJOR_K, 0), kk, d);
   rc = rc ? rc : rung_products(p, &sl, d);
-  /* The ladder keeps D as fp16 pairs that are their own A operand
-   * (store_f16_pairs in the template): that needs accumulator registers
-   * 2i and 2i + 1 to be A register i of every k-step. */
-  for (int j = 0; j < 4 && rc == 0; j++)
-    for (int e = 0; e < 8 && rc == 0; e++)
-      if (frag_acc_as_a(j, e) != 8 * j + e)
-        rc = diag_fail(d, "generic: the ladder's D pairs are not the A operand's registers");
-  /* BY_WARP in the template compiles each warp's copy with its 8 x 8
-   * blocks known: an element's block must depend on the warp and the
-   * register alone, not on the lane. */
-  FragMap acc = frag_acc(64);
-  for (int t = 0; t < 128 && rc == 0; t++)
-    for (int r = 0; r < acc.regs && rc == 0; r++) {
-      Coord c = frag_eval(&acc, t, r), w = frag_eval(&acc, t & ~31, r), z = frag_eval(&acc, 0, r);
-      if (c.row >> 3 != w.row >> 3 || c.col >> 3 != z.col >> 3)
-        rc = diag_fail(d, "generic: an accumulator element's 8 x 8 block depends on its lane");
-    }
+  rc = rc ? rc : check_prepare_frags(d);
   if (rc == 0) {
     to_a(p, &sl, "C_TO_A", 2, "c", "ca", 4, DT_F16);
     static const char *const tmpl[] = {"gdn_prepare.cu.in"};
