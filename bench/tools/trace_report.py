@@ -7,7 +7,7 @@ timer's floor), how long the chains and the output warpgroups wait, and
 when the prepare units run, stage by stage where the trace has the units'
 stage stamps.
 
-    bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks] [--ranks N] [--rounds R]
+    bench/tools/trace_report.py TRACE.csv [--png OUT.png] [--chunks] [--ranks N] [--rounds R] [--sms S]
 
 With --chunks, a table per row, chunk by chunk: when the chains got its
 data and how long they waited for it, their step to the next chunk, and
@@ -28,6 +28,14 @@ With --rounds R, a table per row of the prepare units' medians, whole and
 stage by stage, over each R consecutive unit indices: with R the runner
 count of gdn_fused, round j is every runner's (j + 1)-th unit, and the
 first round runs code that its SMs have not run before.
+
+With --sms S, a table per row of the SMs' time, for launches in which a
+scan CTA holds a whole SM and enters once the prepare units have left it
+(gdn_scan behind its prepare grid): the units' hold, estimated as the sum
+of the first S scan CTAs' entries, and the scan CTAs' time from entry to
+their output's end, split at the chain's start and its first data; then
+all of it as microseconds of S SMs, against the span to the last output's
+end, with and without the chains' waits for their first data.
 
 All times in microseconds from the call's earliest timestamp. With --png
 (and matplotlib), one timeline per row: a line per scan CTA, red where its
@@ -314,6 +322,36 @@ def round_table(name, d, per):
     print()
 
 
+def sm_table(name, d, sms):
+    """The SMs' time of a call in SM-us (see --sms): what the units and the
+    scan CTAs hold, and how busy that keeps `sms` SMs until the last
+    output's end."""
+    have = [i for i, ch in d['scan'].items() if -1 in ch and i in d['entry'] and i in d['out']]
+    if not have:
+        print(f"### {name}, the SMs' time: no scan CTA has entry and output stamps\n")
+        return
+    entries = sorted(d['entry'][i][0] for i in have)
+    figs = {i: cta_figures(d['scan'][i]) for i in have}
+    units = sum(entries[:sms])
+    scan = sum(d['out'][i] - d['entry'][i][0] for i in have)
+    pro = sum(figs[i]['start'] - d['entry'][i][0] for i in have)
+    wait = sum(figs[i]['first'] - figs[i]['start'] for i in have)
+    total, end = units + scan, max(d['out'][i] for i in have)
+    print(f"### {name}, the SMs' time ({sms} SMs; SM-us)\n")
+    print('| part | SM-us |')
+    print('|---|--:|')
+    print(f'| the units, until each SM\'s first scan CTA enters '
+          f'(the first {min(sms, len(have))} entries) | {units:.1f} |')
+    print(f'| the scan CTAs, entry to output end ({len(have)} CTAs) | {scan:.1f} |')
+    print(f'| of which entry to chain start | {pro:.1f} |')
+    print(f'| of which chain start to first data | {wait:.1f} |')
+    print(f'| of which first data to output end | {scan - pro - wait:.1f} |')
+    print(f'| together | {total:.1f} |\n')
+    busy = f'{100 * total / (sms * end):.0f} %' if end > 0 else '-'
+    print(f'Together {total / sms:.2f} us of {sms} SMs; the last output ends at {end:.2f} us '
+          f'(busy {busy}); without the waits for first data, {(total - wait) / sms:.2f} us.\n')
+
+
 def plot(rows, path):
     import matplotlib
     matplotlib.use('Agg')
@@ -347,11 +385,15 @@ def main():
     ap.add_argument('--rounds', type=int, metavar='R',
                     help="a table per row, round by round: R unit indices a round "
                          "(gdn_fused's runners)")
+    ap.add_argument('--sms', type=int, metavar='S',
+                    help="a table per row of the SMs' time, for S SMs (132 on an H100 or H200)")
     args = ap.parse_args()
     if args.ranks is not None and args.ranks < 1:
         ap.error('--ranks: N must be at least 1')
     if args.rounds is not None and args.rounds < 1:
         ap.error('--rounds: R must be at least 1')
+    if args.sms is not None and args.sms < 1:
+        ap.error('--sms: S must be at least 1')
     rows = load(args.trace)
     for name in rows:
         report(name, rows[name])
@@ -361,6 +403,8 @@ def main():
             rank_table(name, rows[name], args.ranks)
         if args.rounds:
             round_table(name, rows[name], args.rounds)
+        if args.sms:
+            sm_table(name, rows[name], args.sms)
     if args.png:
         try:
             plot(rows, args.png)

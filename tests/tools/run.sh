@@ -13,6 +13,11 @@
 #     8.50-10.00; p's one CTA has no entry stamp; with --rounds 2, units 0
 #     and 1 as one round (the third has no stages): medians 2.50 us a unit,
 #     stages 0.20, 0.20, 0.40, 0.15, 0.10, 0.30, 0.25, 0.35, 0.35, 0.20;
+#     with --sms 2, the units' hold 0.2 SM-us (entries 0.0 and 0.2), the
+#     scan CTAs 9.8 + 8.5 = 18.3 (entry to chain start 0.8 + 2.0, to first
+#     data 2.0 + 0.6, the rest 12.9), 18.5 in all: 9.25 us of 2 SMs against
+#     a last output at 10.00 us (92.5 %, printed 92), 7.95 without the
+#     waits; p's CTA, without an entry stamp, gives no table;
 #   ab.txt: two builds, two passes, the second build missing a row once;
 #   ab-builds/: two fake A/B builds, one of which never returns: ab_run.sh
 #     stops each of its binaries at the limit, says so, and runs the other;
@@ -50,6 +55,8 @@ check "trace_report.py --ranks: rank by rank" tests/tools/trace-ranks.expected \
   python3 bench/tools/trace_report.py tests/tools/trace.csv --ranks 2
 check "trace_report.py --rounds: units round by round" tests/tools/trace-rounds.expected \
   python3 bench/tools/trace_report.py tests/tools/trace.csv --rounds 2
+check "trace_report.py --sms: the SMs' time" tests/tools/trace-sms.expected \
+  python3 bench/tools/trace_report.py tests/tools/trace.csv --sms 2
 check "ab_table.py: lowest of the passes, ratio to the first build" tests/tools/ab.expected \
   python3 bench/tools/ab_table.py tests/tools/ab.txt
 check "stall_report.py: waits named, shares of all samples" tests/tools/stall.expected \
