@@ -21,7 +21,7 @@ RT_HDR  := runtime/gdn.h runtime/internal.h runtime/embedded.h generated/gdn_ker
 RT_OBJ  := $(patsubst runtime/%.c,$(B)/rt/%.o,$(RT_SRC)) $(B)/rt/embedded.o
 
 .PHONY: all generate kernels lib test check-codegen fuzz gpu-test gpu-check gpu-safety sanitize \
-        gpu-check-multi clean
+        gpu-check-multi install uninstall clean
 
 all: lib
 
@@ -44,10 +44,12 @@ kernels: generate
 generated/gdn_kernels.h generated/gdn_routes.h: generate
 	@:
 
-# libgdn: the runtime and the embedded kernels, shared and static.
+# libgdn: the runtime and the embedded kernels, shared and static. Only
+# the functions gdn.h marks GDN_API leave libgdn.so (tests/install.sh checks).
+RT_CFLAGS := -fPIC -fvisibility=hidden
 $(B)/rt/%.o: runtime/%.c $(RT_HDR)
 	@mkdir -p $(B)/rt
-	$(CC) $(CFLAGS) -fPIC -Iruntime -Igenerated $(CUDA_INC) -c -o $@ $<
+	$(CC) $(CFLAGS) $(RT_CFLAGS) -Iruntime -Igenerated $(CUDA_INC) -c -o $@ $<
 
 # ninja (run by `kernels`, every time) rewrites embedded.c only when a
 # kernel changed, so the library is relinked only then.
@@ -55,7 +57,7 @@ $(B)/kernels/embedded.c: kernels
 	@:
 
 $(B)/rt/embedded.o: $(B)/kernels/embedded.c
-	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $<
+	$(CC) $(CFLAGS) $(RT_CFLAGS) -Iruntime -c -o $@ $<
 
 # libgdn.commit says which commit the library was linked at (and whether
 # tracked files differed from it), for records made where the checkout's
@@ -70,6 +72,35 @@ $(B)/libgdn.a: $(RT_OBJ)
 	ar rcs $@ $(RT_OBJ)
 
 lib: $(B)/libgdn.so $(B)/libgdn.a
+
+# ---------------------------------------------------------------- install
+# `make install [PREFIX=/usr/local] [DESTDIR=...]`: libgdn (shared and
+# static), gdn.h, a pkg-config file (gdngen.pc) and the Python binding,
+# which then loads the installed libgdn.so. `make uninstall` removes them.
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PYTHONDIR  ?= $(LIBDIR)/gdngen/python
+VERSION    := $(shell sed -n 's/^\#define GDNGEN_VERSION "\(.*\)"/\1/p' generator/gdngen.h)
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PYTHONDIR)/gdngen
+	install -m 755 $(B)/libgdn.so $(DESTDIR)$(LIBDIR)/libgdn.so
+	install -m 644 $(B)/libgdn.a $(DESTDIR)$(LIBDIR)/libgdn.a
+	install -m 644 runtime/gdn.h $(DESTDIR)$(INCLUDEDIR)/gdn.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@CUDA@|$(CUDA)|' -e 's|@VERSION@|$(VERSION)|' runtime/gdngen.pc.in \
+	    > $(DESTDIR)$(LIBDIR)/pkgconfig/gdngen.pc
+	install -m 644 runtime/python/gdngen/__init__.py $(DESTDIR)$(PYTHONDIR)/gdngen/__init__.py
+	printf '# Written by make install: the libgdn.so this package loads.\nLIB = "%s"\n' \
+	    '$(LIBDIR)/libgdn.so' > $(DESTDIR)$(PYTHONDIR)/gdngen/_install.py
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libgdn.so $(DESTDIR)$(LIBDIR)/libgdn.a \
+	      $(DESTDIR)$(INCLUDEDIR)/gdn.h $(DESTDIR)$(LIBDIR)/pkgconfig/gdngen.pc \
+	      $(DESTDIR)$(PYTHONDIR)/gdngen/__init__.py $(DESTDIR)$(PYTHONDIR)/gdngen/_install.py
+	rm -rf $(DESTDIR)$(PYTHONDIR)/gdngen/__pycache__
+	-rmdir $(DESTDIR)$(PYTHONDIR)/gdngen $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(LIBDIR)/gdngen 2>/dev/null
 
 # ---------------------------------------------------------------- tests
 CMOCKA := -lcmocka
@@ -111,6 +142,7 @@ CPU_TESTS := $(B)/tests/test_rules $(B)/tests/test_emit $(B)/tests/test_ref $(B)
 test: $(CPU_TESTS) kernels gpu-test $(B)/fold_study
 	@for t in $(CPU_TESTS); do echo "== $$t"; $$t || exit 1; done
 	bash tests/cli.sh $(B)/gdngen
+	bash tests/install.sh "$(MAKE)"
 	bash tests/check_codegen.sh $(B)/gdngen
 	bash tests/tools/run.sh
 	bash tests/fuzz/run.sh

@@ -42,6 +42,15 @@
 extern "C" {
 #endif
 
+/* GDN_API marks libgdn's exported functions: libgdn.so exports these and
+ * nothing else (the runtime is compiled with -fvisibility=hidden), so its
+ * internal names cannot clash with an application's. */
+#if defined(__GNUC__)
+#define GDN_API __attribute__((visibility("default")))
+#else
+#define GDN_API
+#endif
+
 #define GDN_HEAD_DIM 128
 #define GDN_CHUNK 64
 
@@ -81,36 +90,36 @@ typedef struct gdn_prefill_args {
 } gdn_prefill_args;
 
 /* Zero pointers, head_dim 128, scale 1/sqrt(128). */
-gdn_prefill_args gdn_prefill_args_default(void);
+GDN_API gdn_prefill_args gdn_prefill_args_default(void);
 
 /* Creates a handle for CUDA device `device` (its primary context): loads
  * the embedded cubins, or compiles the embedded CUDA source with NVRTC when
  * they cannot be loaded (or when `flags` has GDN_CREATE_NVRTC). On failure
  * *out is NULL and, if `err` is given, it holds the reason. */
 #define GDN_CREATE_NVRTC 1u
-gdn_status gdn_create(int device, gdn_handle **out);
-gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err,
-                         size_t err_len);
-void gdn_destroy(gdn_handle *h);
+GDN_API gdn_status gdn_create(int device, gdn_handle **out);
+GDN_API gdn_status gdn_create_ex(int device, unsigned flags, gdn_handle **out, char *err,
+                                 size_t err_len);
+GDN_API void gdn_destroy(gdn_handle *h);
 
 /* Checks the arguments and says how many workspace bytes a call needs. */
-gdn_status gdn_workspace_size(gdn_handle *h, const gdn_prefill_args *a,
-                              size_t *bytes);
+GDN_API gdn_status gdn_workspace_size(gdn_handle *h, const gdn_prefill_args *a,
+                                      size_t *bytes);
 
 /* Checks the arguments and says which route the call would take. */
-gdn_status gdn_query_route(gdn_handle *h, const gdn_prefill_args *a,
-                           gdn_route *route);
+GDN_API gdn_status gdn_query_route(gdn_handle *h, const gdn_prefill_args *a,
+                                   gdn_route *route);
 
 /* Runs the prefill on `stream` (a CUstream, NULL for the default stream).
  * `workspace` may be 0, then the handle grows and owns one: its users are
  * ordered across streams, and growing it is not capturable in a graph.
  * Otherwise it must hold workspace_size bytes, 16-byte aligned. */
-gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a,
-                       uint64_t workspace, size_t workspace_bytes,
-                       void *stream);
+GDN_API gdn_status gdn_prefill(gdn_handle *h, const gdn_prefill_args *a,
+                               uint64_t workspace, size_t workspace_bytes,
+                               void *stream);
 
 /* 1 if the handle's kernels were compiled by NVRTC at creation. */
-int gdn_uses_nvrtc(const gdn_handle *h);
+GDN_API int gdn_uses_nvrtc(const gdn_handle *h);
 
 /* Diagnostics (docs/trace.md). A handle created with GDN_CREATE_TRACE
  * compiles its kernels with NVRTC, with timestamps (%globaltimer, ns) that
@@ -143,19 +152,19 @@ typedef struct gdn_trace {
 /* Copies the timestamps written since the last read into *t and clears
  * them. Call it once the launches are complete (e.g. after
  * cuStreamSynchronize); a handle without GDN_CREATE_TRACE has none. */
-gdn_status gdn_trace_read(gdn_handle *h, gdn_trace *t);
+GDN_API gdn_status gdn_trace_read(gdn_handle *h, gdn_trace *t);
 
-const char *gdn_status_string(gdn_status s);
-const char *gdn_route_name(gdn_route r);
+GDN_API const char *gdn_status_string(gdn_status s);
+GDN_API const char *gdn_route_name(gdn_route r);
 /* "gdngen VERSION, kernels HASH": which generator and which kernels this
  * library carries (HASH: of the embedded CUDA sources). Needs no handle. */
-const char *gdn_version(void);
+GDN_API const char *gdn_version(void);
 /* 1 where this library's kernels round the value operands P, W, X and Ub
  * to fp16, 0 where to bf16 (docs/numerics.md, "Why the value operands are
  * fp16"): which form of the staged reference they match. Needs no handle. */
-int gdn_value_operands_f16(void);
+GDN_API int gdn_value_operands_f16(void);
 /* The last failure's sentence on this handle, "" if none. */
-const char *gdn_last_error(const gdn_handle *h);
+GDN_API const char *gdn_last_error(const gdn_handle *h);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,8 @@ Shapes (no batch dimension; sequences are packed along T):
     o [T, Ho, 128] bf16, with Ho = max(Hq, Hv)
 The call runs on torch's current stream and never synchronises, so it can be
 captured in a CUDA graph. Bad input raises ValueError with libgdn's message.
-The library is found through $GDNGEN_LIB, else build/libgdn.so of this
+The library is found through $GDNGEN_LIB, else the libgdn.so that
+`make install` put beside this package, else build/libgdn.so of this
 checkout.
 """
 import ctypes
@@ -41,6 +42,11 @@ def _lib_path():
     env = os.environ.get("GDNGEN_LIB")
     if env:
         return env
+    try:  # an installed package: `make install` wrote _install.py beside it
+        from ._install import LIB
+        return LIB
+    except ImportError:
+        pass
     here = os.path.dirname(os.path.abspath(__file__))
     return os.path.normpath(os.path.join(here, "..", "..", "..", "build", "libgdn.so"))
 
