@@ -100,7 +100,8 @@ uninstall:
 	      $(DESTDIR)$(INCLUDEDIR)/gdn.h $(DESTDIR)$(LIBDIR)/pkgconfig/gdngen.pc \
 	      $(DESTDIR)$(PYTHONDIR)/gdngen/__init__.py $(DESTDIR)$(PYTHONDIR)/gdngen/_install.py
 	rm -rf $(DESTDIR)$(PYTHONDIR)/gdngen/__pycache__
-	-rmdir $(DESTDIR)$(PYTHONDIR)/gdngen $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(LIBDIR)/gdngen 2>/dev/null
+	-rmdir $(DESTDIR)$(PYTHONDIR)/gdngen $(DESTDIR)$(LIBDIR)/gdngen/python $(DESTDIR)$(LIBDIR)/gdngen \
+	       2>/dev/null # the default PYTHONDIR's folders; a folder of your own stays
 
 # ---------------------------------------------------------------- tests
 CMOCKA := -lcmocka
