@@ -19,10 +19,7 @@ gdngen=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-passed=0
-failed=0
-pass() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+. "$repo/tests/checks.sh"
 
 # ------------------------------------------------------------ help, version
 help_out=$scratch/help.txt
@@ -280,5 +277,4 @@ for c in "7512 fails:$serial" "7514 fails:$serial" "7599 fails:$serial" \
   fi
 done
 
-echo "cli.sh: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary cli.sh

@@ -21,17 +21,14 @@ dest=$scratch/dest
 prefix=/opt/gdngen
 root=$dest$prefix
 
-passed=0
-failed=0
-pass() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+. "$repo/tests/checks.sh"
 
 # ------------------------------------------------------------ make install
 if $make_cmd -s install DESTDIR="$dest" PREFIX="$prefix" >"$scratch/install.log" 2>&1; then
   pass "make install DESTDIR=... PREFIX=$prefix"
 else
   fail "make install" "$(tail -5 "$scratch/install.log")"
-  echo "install: $passed passed, $failed failed"
+  summary install
   exit 1
 fi
 
@@ -66,7 +63,7 @@ fi
 
 # ------------------------------------------------------------ pkg-config
 export PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
-version=$(sed -n 's/^#define GDNGEN_VERSION "\(.*\)"/\1/p' generator/gdngen.h)
+version=$(build/gdngen --version | cut -d' ' -f2) # make install built it
 if [ "$(pkg-config --modversion gdngen)" = "$version" ]; then
   pass "pkg-config --modversion gdngen: $version"
 else
@@ -169,5 +166,4 @@ else
   fail "make uninstall" "$(tail -5 "$scratch/uninstall.log")"
 fi
 
-echo "install: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary install
