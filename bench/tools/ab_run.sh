@@ -26,8 +26,11 @@ run() {
   [ $r -ne 124 ] || echo "stopped: $(basename "$1") ran past $limit s (a hang?)"
   return $r
 }
+# Each build's GDN cases: the tally, and any case that failed by name.
 for d in "$dir"/*/; do
-  echo "== $(basename "$d"): $(run "$d/gpu_gdn" | tail -1)"
+  cases=$(run "$d/gpu_gdn")
+  echo "== $(basename "$d"): $(tail -1 <<<"$cases")"
+  grep '^FAIL ' <<<"$cases" | sed "s/^/== $(basename "$d"): /"
 done
 if [ -n "${AB_SAME:-}" ]; then
   mkdir -p "$AB_SAME"
