@@ -5,6 +5,9 @@
 # leaves build/ab/<name>/{gdn_bench,gpu_gdn,gpu_dispatch,gpu_safety,libgdn.so}
 # for each REV (name: the REV with '/' as '-'), built in a temporary
 # worktree with its own build folder, so the checkout here is untouched.
+# A REV of the form BASE+FILE.diff is BASE with that diff applied (a
+# change kept under bench/results/ after its branch is gone); its name is
+# the diff's file name without .diff.
 # On the GPU machine (with `build` carried):
 #   bench/tools/ab_check.sh [LOGDIR]      (each build's GPU tests, racecheck)
 #   bench/tools/ab_run.sh [ITERS [ROW]]   (each build's cases and benchmark)
@@ -15,12 +18,25 @@ set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 mkdir -p "$root/build/ab"
 for rev in "$@"; do
+  base=${rev%%+*} diff=
+  [ "$base" = "$rev" ] || diff=${rev#*+}
   name=${rev//\//-}
+  [ -z "$diff" ] || name=$(basename "$diff" .diff)
   wt=$(mktemp -d)
-  git -C "$root" worktree add --detach -q "$wt" "$rev"
+  git -C "$root" worktree add --detach -q "$wt" "$base"
   echo "== $rev ($(git -C "$wt" log --oneline -1))"
+  if [ -n "$diff" ]; then
+    if ! git -C "$wt" apply "$root/$diff"; then
+      echo "$diff does not apply to $base" >&2
+      git -C "$root" worktree remove --force "$wt"
+      exit 1
+    fi
+    git -C "$wt" add -A && git -C "$wt" -c user.name=ab -c user.email=ab@localhost \
+      commit -q -m "$base + $diff" # so that the generated/ check below sees the build alone
+  fi
   if make -C "$wt" -s gpu-test >"$wt.log" 2>&1; then
-    [ -z "$(git -C "$wt" status --porcelain generated)" ] ||
+    # (a diff kept without generated/ is rebuilt from its generator)
+    [ -n "$diff" ] || [ -z "$(git -C "$wt" status --porcelain generated)" ] ||
       echo "note: $rev's generated/ is not what its generator makes"
     mkdir -p "$root/build/ab/$name"
     cp "$wt/build/gdn_bench" "$wt/build/tests/gpu_gdn" "$wt/build/tests/gpu_dispatch" \
