@@ -34,26 +34,33 @@ for d in "$dir"/*/; do
 done
 if [ -n "${AB_SAME:-}" ]; then
   mkdir -p "$AB_SAME"
-  ref=
-  [ -d "$dir/main" ] && ref=main
+  # Every build dumps before any is compared: main need not sort first.
+  wrote=()
   for d in "$dir"/*/; do
     b=$(basename "$d")
-    if ! run "$d/gdn_bench" --dump "$AB_SAME/$b.bin" 1 $row >"$AB_SAME/$b.txt" 2>&1 ||
-      [ ! -s "$AB_SAME/$b.bin" ]; then
-      echo "== same: $b wrote no outputs ($(tail -1 "$AB_SAME/$b.txt"))"
-      continue
-    fi
-    [ -n "$ref" ] || ref=$b
-    if [ "$b" = "$ref" ]; then
-      echo "== same: $b is the reference"
-    elif [ ! -s "$AB_SAME/$ref.bin" ]; then
-      echo "== same: $b not compared: $ref wrote no outputs"
-    elif cmp -s "$AB_SAME/$ref.bin" "$AB_SAME/$b.bin"; then
-      echo "== same: $b's outputs are $ref's, byte for byte"
+    if run "$d/gdn_bench" --dump "$AB_SAME/$b.bin" 1 $row >"$AB_SAME/$b.txt" 2>&1 &&
+      [ -s "$AB_SAME/$b.bin" ]; then
+      wrote+=("$b")
     else
-      echo "== same: $b's outputs differ from $ref's ($(cmp "$AB_SAME/$ref.bin" "$AB_SAME/$b.bin" 2>&1 | head -1 | sed 's/^.*: //'))"
+      echo "== same: $b wrote no outputs ($(tail -1 "$AB_SAME/$b.txt"))"
     fi
   done
+  ref=
+  [ -d "$dir/main" ] && ref=main
+  [ -n "$ref" ] || ref=${wrote[0]:-}
+  if [ -n "$ref" ] && [ ! -s "$AB_SAME/$ref.bin" ]; then
+    echo "== same: nothing compared: $ref wrote no outputs"
+  elif [ -n "$ref" ]; then
+    echo "== same: $ref is the reference"
+    for b in "${wrote[@]}"; do
+      [ "$b" != "$ref" ] || continue
+      if cmp -s "$AB_SAME/$ref.bin" "$AB_SAME/$b.bin"; then
+        echo "== same: $b's outputs are $ref's, byte for byte"
+      else
+        echo "== same: $b's outputs differ from $ref's ($(cmp "$AB_SAME/$ref.bin" "$AB_SAME/$b.bin" 2>&1 | head -1 | sed 's/^.*: //'))"
+      fi
+    done
+  fi
 fi
 # Odd passes run the builds in name order, even passes in reverse, so that
 # no build always runs first, or last, in its pass.

@@ -21,9 +21,9 @@
 #   ab.txt: two builds, two passes, the second build missing a row once;
 #   ab-builds/: two fake A/B builds, one of which never returns: ab_run.sh
 #     stops each of its binaries at the limit, says so, and runs the other;
-#   ab-same/: four fake builds whose outputs are main's, one byte off, or
-#     none: ab_run.sh with AB_SAME names each case, and the failed GDN case
-#     of the build one byte off;
+#   ab-same/: five fake builds whose outputs are main's (one of them named
+#     to sort before main), one byte off, or none: ab_run.sh with AB_SAME
+#     names each case, and the failed GDN case of the build one byte off;
 #   stall.csv: an ncu SASS listing of 8 instructions and 100 samples: an
 #     mbarrier wait (40, its try_wait two rows up), a wgmma wait (30), a
 #     named barrier (10); with --lines 3-5 the wait is still named from its
