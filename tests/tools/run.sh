@@ -32,6 +32,10 @@
 #     two wgmma groups (1 and 2 instructions between their HGMMAs) and two
 #     waits (3 instructions to the next HGMMA, and none after the last),
 #     k2 without wgmma, k3 with a group that no gsb0 closes;
+#   ncu/: ncu's CSV of three rows, with its notes and the benchmark's table
+#     around it: packed-n10's two launches, listed out of order (prepare 3 MB
+#     in 2 us, 1.50 TB/s; scan 4 MB in 10 us, 0.40 TB/s), t4096-h16 with
+#     three metrics missing, t512 with no launch;
 # and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
 set -uo pipefail
@@ -68,6 +72,9 @@ check "wgmma_gaps.py: gaps between HGMMAs, waits to the next one" tests/tools/sa
   python3 bench/tools/wgmma_gaps.py tests/tools/sass.txt
 check "wgmma_gaps.py --cycles: stall cycles from the control words, the loop" \
   tests/tools/sass-cycles.expected python3 bench/tools/wgmma_gaps.py tests/tools/sass-cycles.txt --cycles
+check "ncu_memory.py: DRAM bytes and rate a launch, what is missing named" \
+  tests/tools/ncu-memory.expected python3 bench/tools/ncu_memory.py tests/tools/ncu/packed-n10.csv \
+  tests/tools/ncu/t4096-h16.csv tests/tools/ncu/t512.csv
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
 check "ab_run.sh AB_BENCH_ARGS: the timing passes' options reach gdn_bench" \
