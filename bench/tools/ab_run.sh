@@ -48,7 +48,8 @@ if [ -n "${AB_SAME:-}" ]; then
   ref=
   [ -d "$dir/main" ] && ref=main
   [ -n "$ref" ] || ref=${wrote[0]:-}
-  if [ -n "$ref" ] && [ ! -s "$AB_SAME/$ref.bin" ]; then
+  # A reference that failed this time may have left an older dump behind.
+  if [ -n "$ref" ] && ! printf '%s\n' "${wrote[@]}" | grep -qxF "$ref"; then
     echo "== same: nothing compared: $ref wrote no outputs"
   elif [ -n "$ref" ]; then
     echo "== same: $ref is the reference"

@@ -24,6 +24,8 @@
 #   ab-same/: five fake builds whose outputs are main's (one of them named
 #     to sort before main), one byte off, or none: ab_run.sh with AB_SAME
 #     names each case, and the failed GDN case of the build one byte off;
+#   ab-stale/: main writes no outputs beside a dump an older run left, and
+#     x-same writes main's old bytes: nothing is compared;
 #   stall.csv: an ncu SASS listing of 8 instructions and 100 samples: an
 #     mbarrier wait (40, its try_wait two rows up), a wgmma wait (30), a
 #     named barrier (10); with --lines 3-5 the wait is still named from its
@@ -84,6 +86,11 @@ check "ab_run.sh AB_BENCH_ARGS: the timing passes' options reach gdn_bench" \
 same=$(mktemp -d)
 check "ab_run.sh AB_SAME: outputs compared byte for byte with main's" tests/tools/ab-same.expected \
   env AB_DIR=tests/tools/ab-same AB_PASSES=0 AB_SAME="$same" bash bench/tools/ab_run.sh 5
+rm -rf "$same"
+same=$(mktemp -d)
+printf abc >"$same/main.bin" # an older run's dump, which main's failure must not revive
+check "ab_run.sh AB_SAME: a reference that fails compares nothing" tests/tools/ab-stale.expected \
+  env AB_DIR=tests/tools/ab-stale AB_PASSES=0 AB_SAME="$same" bash bench/tools/ab_run.sh 5
 rm -rf "$same"
 last=$(python3 bench/harness.py --selftest 2>&1 | tail -1)
 case "$last" in
