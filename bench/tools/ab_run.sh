@@ -38,6 +38,7 @@ if [ -n "${AB_SAME:-}" ]; then
   wrote=()
   for d in "$dir"/*/; do
     b=$(basename "$d")
+    rm -f "$AB_SAME/$b.bin" # an older run's dump must not stand in for this one
     if run "$d/gdn_bench" --dump "$AB_SAME/$b.bin" 1 $row >"$AB_SAME/$b.txt" 2>&1 &&
       [ -s "$AB_SAME/$b.bin" ]; then
       wrote+=("$b")
@@ -48,8 +49,7 @@ if [ -n "${AB_SAME:-}" ]; then
   ref=
   [ -d "$dir/main" ] && ref=main
   [ -n "$ref" ] || ref=${wrote[0]:-}
-  # A reference that failed this time may have left an older dump behind.
-  if [ -n "$ref" ] && ! printf '%s\n' "${wrote[@]}" | grep -qxF "$ref"; then
+  if [ -n "$ref" ] && [ ! -s "$AB_SAME/$ref.bin" ]; then
     echo "== same: nothing compared: $ref wrote no outputs"
   elif [ -n "$ref" ]; then
     echo "== same: $ref is the reference"
