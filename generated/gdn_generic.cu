@@ -53,13 +53,6 @@ static __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
                " @!done bra WAIT;\n}" :: "r"(bar), "r"(parity) : "memory");
 }
 
-// Bulk tensor copy of one box at (c0 innermost, c1), completing on `bar`.
-static __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaMap *map, int c0, int c1, u32 bar) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               " [%0], [%1, {%2, %3}], [%4];"
-               :: "r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(bar) : "memory");
-}
-
 // Bulk tensor copy of one 3-D box at (c0 innermost, c1, c2).
 static __device__ __forceinline__ void tma_load_3d(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar) {
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
@@ -406,6 +399,18 @@ static __device__ __forceinline__ u64 policy_evict_first() {
   u64 r;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(r));
   return r;
+}
+
+static __device__ __forceinline__ u64 policy_evict_normal() {
+  u64 r;
+  asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(r));
+  return r;
+}
+
+static __device__ __forceinline__ void tma_load_2d_hint(u32 dst, const TmaMap *map, int c0, int c1, u32 bar, u64 policy) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+               " [%0], [%1, {%2, %3}], [%4], %5;"
+               :: "r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(bar), "l"(policy) : "memory");
 }
 
 static __device__ __forceinline__ void tma_load_3d_hint(u32 dst, const TmaMap *map, int c0, int c1, int c2, u32 bar, u64 policy) {
@@ -1406,6 +1411,7 @@ struct ScanArgs {
   int nout; // chunks the output warpgroups take: all, or with `tail` all but the last
   int nh;   // hand-off slots the output warpgroup cycles through
   int hs;   // log2 of those the state warpgroup cycles through
+  int ws_first; // P and W read under evict-first (set by the producer: one item)
   float scale;
   u32 base, bar;
   unsigned char *gbase;
@@ -1582,7 +1588,7 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   const u32 bar = KVW_FULL(a, g % 3);
   flag_wait(a, c, 0);
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1);
-    tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
+    tma_load_2d_hint(sw + 0u, a.mw, 0, (int)row + 0, bar, (a.ws_first ? policy_evict_first() : policy_evict_normal()));
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
   // A split chain CTA's first chunks alone (the rest: hand_seen). Rows past
   // the sequence's end come too, unread.
@@ -1637,7 +1643,7 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   if (!wg_apart(a)) // else warp 3 loads W and g (produce_wg)
     chunk_ready(a, c, 0, lane, g == 0);
   if (lane == 0 && !wg_apart(a)) {
-    tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
+    tma_load_2d_hint(sw + 0u, a.mw, 0, (int)row + 0, bar, (a.ws_first ? policy_evict_first() : policy_evict_normal()));
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
     TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) gdn_trace_prod[a.cta][c][1] = trace_now();)
   }
@@ -1680,7 +1686,7 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
   }
   chunk_ready(a, c, 1, lane, first);
   if (lane == 0) {
-    tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
+    tma_load_2d_hint(sp + 0u, a.mp, 0, (int)row + 0, bar, (a.ws_first ? policy_evict_first() : policy_evict_normal()));
     bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
   }
   if (L < 64) {
@@ -1770,6 +1776,7 @@ static __device__ __forceinline__ void hand_seen(const ScanArgs &a) {
 template <bool LANES>
 static __device__ __forceinline__ void producer_role(ScanArgs a, int pt) {
   const int warp = pt >> 5, lane = pt & 31;
+  a.ws_first = !LANES;
   for (int i = 0; i < (LANES ? a.nitems : 1); ++i) {
     scan_item(a, i);
     if (a.kind == 2 && warp != 1) {

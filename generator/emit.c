@@ -209,6 +209,17 @@ void emit_tma_load_2d(Prelude *p) {
   outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n}\n\n");
 }
 
+/* tma_load_2d under an L2 policy: the workspace's P and W, read once by
+ * each half of a head, marked first to go (policy_evict_first). */
+void emit_tma_load_2d_hint(Prelude *p) {
+  if (seen(p, "tma_load_2d_hint"))
+    return;
+  outf(&p->text, FN " void tma_load_2d_hint(u32 dst, const TmaMap *map, int c0, int c1, u32 bar, u64 policy) {\n");
+  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint\"\n");
+  outf(&p->text, "               \" [%%0], [%%1, {%%2, %%3}], [%%4], %%5;\"\n");
+  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar), \"l\"(policy) : \"memory\");\n}\n\n");
+}
+
 void emit_prefetch_tensormap(Prelude *p) {
   if (seen(p, "prefetch_tensormap"))
     return;
@@ -458,6 +469,16 @@ void emit_policy_evict_first(Prelude *p) {
     return;
   outf(&p->text, FN " u64 policy_evict_first() {\n  u64 r;\n");
   outf(&p->text, "  asm(\"createpolicy.fractional.L2::evict_first.b64 %%0, 1.0;\" : \"=l\"(r));\n");
+  outf(&p->text, "  return r;\n}\n\n");
+}
+
+/* An L2 policy of normal priority, as an access without a policy has: for
+ * a call site whose policy is chosen at run time. */
+void emit_policy_evict_normal(Prelude *p) {
+  if (seen(p, "policy_evict_normal"))
+    return;
+  outf(&p->text, FN " u64 policy_evict_normal() {\n  u64 r;\n");
+  outf(&p->text, "  asm(\"createpolicy.fractional.L2::evict_normal.b64 %%0, 1.0;\" : \"=l\"(r));\n");
   outf(&p->text, "  return r;\n}\n\n");
 }
 

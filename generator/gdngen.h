@@ -253,6 +253,7 @@ void emit_fence_mbar_init(Prelude *p);
 void emit_mbar_expect_tx(Prelude *p);
 void emit_mbar_wait(Prelude *p);
 void emit_tma_load_2d(Prelude *p);
+void emit_tma_load_2d_hint(Prelude *p);
 void emit_prefetch_tensormap(Prelude *p);
 void emit_ld_global_v4(Prelude *p);
 void emit_st_shared_v4(Prelude *p);
@@ -284,6 +285,7 @@ void emit_cvt_f32_f16(Prelude *p);   /* f16_to_f32 */
 void emit_round_f16(Prelude *p);     /* the two above, composed */
 void emit_tma_load_3d(Prelude *p, int hint); /* hint: tma_load_3d_hint */
 void emit_policy_evict_first(Prelude *p);
+void emit_policy_evict_normal(Prelude *p);
 void emit_mbar_arrive(Prelude *p);
 void emit_mapa(Prelude *p);            /* mapa_shared */
 void emit_mbar_arrive_remote_n(Prelude *p);
