@@ -401,10 +401,11 @@ static __device__ __forceinline__ u64 policy_evict_first() {
   return r;
 }
 
-static __device__ __forceinline__ u64 policy_evict_normal() {
-  u64 r;
-  asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(r));
-  return r;
+// Bulk tensor copy of one box at (c0 innermost, c1), completing on `bar`.
+static __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaMap *map, int c0, int c1, u32 bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
 static __device__ __forceinline__ void tma_load_2d_hint(u32 dst, const TmaMap *map, int c0, int c1, u32 bar, u64 policy) {
@@ -1588,7 +1589,10 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   const u32 bar = KVW_FULL(a, g % 3);
   flag_wait(a, c, 0);
   mbar_wait(KVW_EMPTY(a, g % 3), ((g / 3) & 1) ^ 1);
-    tma_load_2d_hint(sw + 0u, a.mw, 0, (int)row + 0, bar, (a.ws_first ? policy_evict_first() : policy_evict_normal()));
+    if (a.ws_first)
+      tma_load_2d_hint(sw + 0u, a.mw, 0, (int)row + 0, bar, policy_evict_first());
+    else
+      tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
   // A split chain CTA's first chunks alone (the rest: hand_seen). Rows past
   // the sequence's end come too, unread.
@@ -1643,7 +1647,10 @@ static __device__ __forceinline__ void produce_kvw(const ScanArgs &a, int c, int
   if (!wg_apart(a)) // else warp 3 loads W and g (produce_wg)
     chunk_ready(a, c, 0, lane, g == 0);
   if (lane == 0 && !wg_apart(a)) {
-    tma_load_2d_hint(sw + 0u, a.mw, 0, (int)row + 0, bar, (a.ws_first ? policy_evict_first() : policy_evict_normal()));
+    if (a.ws_first)
+      tma_load_2d_hint(sw + 0u, a.mw, 0, (int)row + 0, bar, policy_evict_first());
+    else
+      tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
     bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
     TRACE(if (a.cta < GDN_TRACE_CTAS && c < GDN_TRACE_ROWS) gdn_trace_prod[a.cta][c][1] = trace_now();)
   }
@@ -1686,7 +1693,10 @@ static __device__ __forceinline__ void produce_qp(const ScanArgs &a, int c, int 
   }
   chunk_ready(a, c, 1, lane, first);
   if (lane == 0) {
-    tma_load_2d_hint(sp + 0u, a.mp, 0, (int)row + 0, bar, (a.ws_first ? policy_evict_first() : policy_evict_normal()));
+    if (a.ws_first)
+      tma_load_2d_hint(sp + 0u, a.mp, 0, (int)row + 0, bar, policy_evict_first());
+    else
+      tma_load_2d(sp + 0u, a.mp, 0, (int)row + 0, bar);
     bulk_load(sgq, a.ws_g + 2 * row, 512u, bar);
   }
   if (L < 64) {

@@ -472,16 +472,6 @@ void emit_policy_evict_first(Prelude *p) {
   outf(&p->text, "  return r;\n}\n\n");
 }
 
-/* An L2 policy of normal priority, as an access without a policy has: for
- * a call site whose policy is chosen at run time. */
-void emit_policy_evict_normal(Prelude *p) {
-  if (seen(p, "policy_evict_normal"))
-    return;
-  outf(&p->text, FN " u64 policy_evict_normal() {\n  u64 r;\n");
-  outf(&p->text, "  asm(\"createpolicy.fractional.L2::evict_normal.b64 %%0, 1.0;\" : \"=l\"(r));\n");
-  outf(&p->text, "  return r;\n}\n\n");
-}
-
 void emit_bulk_commit(Prelude *p) {
   if (seen(p, "bulk_commit"))
     return;

@@ -285,7 +285,6 @@ void emit_cvt_f32_f16(Prelude *p);   /* f16_to_f32 */
 void emit_round_f16(Prelude *p);     /* the two above, composed */
 void emit_tma_load_3d(Prelude *p, int hint); /* hint: tma_load_3d_hint */
 void emit_policy_evict_first(Prelude *p);
-void emit_policy_evict_normal(Prelude *p);
 void emit_mbar_arrive(Prelude *p);
 void emit_mapa(Prelude *p);            /* mapa_shared */
 void emit_mbar_arrive_remote_n(Prelude *p);

@@ -67,15 +67,25 @@ static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
   return n < 0 ? -1 : 0;
 }
 
-/* TMA loads of a 64 x 64 workspace tile through the 2-D map {64, rows}. */
+/* TMA loads of a 64 x 64 workspace tile through the 2-D map {64, rows}.
+ * With `when`, each box is loaded under `policy` where that holds and
+ * without one where it does not (a constant once the producer is inlined). */
 static int loads_2d(Out *o, const SmemTile *t, const char *dst, const char *map, const char *row,
-                    const char *policy, Diag *d) {
+                    const char *policy, const char *when, Diag *d) {
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
-  for (int i = 0; i < n; i++)
-    out_line(o, "%s(%s + %uu, %s, %d, (int)%s + %d, bar%s%s);",
-             policy ? "tma_load_2d_hint" : "tma_load_2d", dst, boxes[i].smem_off, map,
-             boxes[i].inner, row, boxes[i].outer, policy ? ", " : "", policy ? policy : "");
+  for (int i = 0; i < n; i++) {
+    if (when)
+      out_line(o, "if (%s)", when);
+    if (policy)
+      out_line(o, "%stma_load_2d_hint(%s + %uu, %s, %d, (int)%s + %d, bar, %s);", when ? "  " : "",
+               dst, boxes[i].smem_off, map, boxes[i].inner, row, boxes[i].outer, policy);
+    if (when)
+      out_line(o, "else");
+    if (!policy || when)
+      out_line(o, "%stma_load_2d(%s + %uu, %s, %d, (int)%s + %d, bar);", when ? "  " : "", dst,
+               boxes[i].smem_off, map, boxes[i].inner, row, boxes[i].outer);
+  }
   return n < 0 ? -1 : 0;
 }
 
@@ -374,8 +384,8 @@ enum { SCAN_VPF_CHAIN = 8, SCAN_VPF_OUT = 7 };
 /* P and W are read by both halves of a head. A CTA with one item reads
  * them about when its other half does, then marks them first to go (n10
  * 2 % faster on an H100); lanes drift apart, and there evict-first cost
- * n20 2.6 %, so they read as an access without a policy does. */
-#define WS_POLICY "(a.ws_first ? policy_evict_first() : policy_evict_normal())"
+ * n20 2.6 %, so they load without a policy. */
+#define WS_FIRST "a.ws_first"
 
 /* The scan's copies of a chunk. v is read by the scan alone, once (prepare
  * never reads it): its lines go first when L2 needs room, before q and k,
@@ -386,18 +396,18 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     const char *slot;
     int indent, ws;
     const SmemTile *t;
-    const char *dst, *map, *inner, *head, *policy;
+    const char *dst, *map, *inner, *head, *policy, *when;
   } rows[] = {
-      {"LOAD_W", 2, 1, &TILE_64, "sw", "a.mw", NULL, NULL, WS_POLICY},
-      {"LOAD_P", 2, 1, &TILE_64, "sp", "a.mp", NULL, NULL, WS_POLICY},
-      {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk", NULL},
-      {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv", "policy_evict_first()"},
-      {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq", NULL},
+      {"LOAD_W", 2, 1, &TILE_64, "sw", "a.mw", NULL, NULL, "policy_evict_first()", WS_FIRST},
+      {"LOAD_P", 2, 1, &TILE_64, "sp", "a.mp", NULL, NULL, "policy_evict_first()", WS_FIRST},
+      {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk", NULL, NULL},
+      {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv", "policy_evict_first()", NULL},
+      {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq", NULL, NULL},
       /* v of a later chunk into L2 (prefetch_v), for its load later */
-      {"PREFETCH_V", 1, 0, &TILE_64, NULL, "a.mv", "v0", "hv", NULL},
+      {"PREFETCH_V", 1, 0, &TILE_64, NULL, "a.mv", "v0", "hv", NULL, NULL},
   };
   emit_policy_evict_first(p);
-  emit_policy_evict_normal(p);
+  emit_tma_load_2d(p);
   emit_tma_load_2d_hint(p);
   emit_tma_load_3d(p, 1);
   emit_tma_prefetch_3d(p);
@@ -406,7 +416,7 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     out_init(&o);
     o.indent = rows[i].indent;
     int rc = rows[i].ws ? loads_2d(&o, rows[i].t, rows[i].dst, rows[i].map, "row",
-                                   rows[i].policy, d)
+                                   rows[i].policy, rows[i].when, d)
                         : loads_3d(&o, rows[i].t, rows[i].dst, rows[i].map, rows[i].inner,
                                    rows[i].head, "t0", rows[i].policy, d);
     if (rc) {
