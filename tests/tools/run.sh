@@ -38,6 +38,10 @@
 #     around it: packed-n10's two launches, listed out of order (prepare 3 MB
 #     in 2 us, 1.50 TB/s; scan 4 MB in 10 us, 0.40 TB/s), t4096-h16 with
 #     three metrics missing, t512 with no launch;
+#   ptx/: two PTX files of four entries, k1 the same in both, k2 differing
+#     in its fifth line, k3 only in the first and k4 (no .visible) only in
+#     the second: ptx_same.py names each and exits 1; a file against its
+#     copy exits 0, a missing file 2;
 # and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
 set -uo pipefail
@@ -77,6 +81,8 @@ check "wgmma_gaps.py --cycles: stall cycles from the control words, the loop" \
 check "ncu_memory.py: DRAM bytes and rate a launch, what is missing named" \
   tests/tools/ncu-memory.expected python3 bench/tools/ncu_memory.py tests/tools/ncu/packed-n10.csv \
   tests/tools/ncu/t4096-h16.csv tests/tools/ncu/t512.csv
+check "ptx_same.py: kernels the same, differing, or in one file alone" tests/tools/ptx-same.expected \
+  sh -c 'for b in b a-copy none; do python3 bench/tools/ptx_same.py tests/tools/ptx/a.ptx tests/tools/ptx/$b.ptx; echo "exit $?"; done'
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
 check "ab_run.sh AB_BENCH_ARGS: the timing passes' options reach gdn_bench" \

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Whether two revisions' GDN kernels are the same programs: compiles
+# generated/gdn_generic.cu of each (git revisions, or WORK for the file
+# in the checkout) to PTX with the flags of generated/build.ninja, and
+# prints bench/tools/ptx_same.py's table, entry by entry.
+#   bench/tools/ptx_same.sh REV_A [REV_B]     (REV_B defaults to WORK)
+# Needs nvcc, not a GPU. Exit status as ptx_same.py's.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+[ $# -ge 1 ] && [ $# -le 2 ] || { sed -n 5p "$0" | sed 's/^# *//' >&2; exit 2; }
+flags=$(sed -n 's/^cuflags = //p' generated/build.ninja)
+[ -n "$flags" ] || { echo "ptx_same.sh: no cuflags in generated/build.ninja" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for side in a b; do
+  rev=${1:-WORK}; [ $side = b ] && rev=${2:-WORK}
+  if [ "$rev" = WORK ]; then
+    cp generated/gdn_generic.cu "$tmp/$side.cu"
+  elif ! git show "$rev:generated/gdn_generic.cu" >"$tmp/$side.cu" 2>/dev/null; then
+    echo "ptx_same.sh: no generated/gdn_generic.cu at '$rev'" >&2
+    exit 2
+  fi
+  echo "$side: $rev" >&2
+  # shellcheck disable=SC2086 # the flags are words
+  nvcc $flags -Xptxas -w -ptx -o "$tmp/$side.ptx" "$tmp/$side.cu" >"$tmp/$side.log" 2>&1 ||
+    { cat "$tmp/$side.log" >&2; exit 2; }
+done
+python3 bench/tools/ptx_same.py "$tmp/a.ptx" "$tmp/b.ptx"
