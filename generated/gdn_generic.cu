@@ -409,8 +409,8 @@ static __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaMap *map, i
 }
 
 static __device__ __forceinline__ void tma_load_2d_hint(u32 dst, const TmaMap *map, int c0, int c1, u32 bar, u64 policy) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-               " [%0], [%1, {%2, %3}], [%4], %5;"
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;"
                :: "r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(bar), "l"(policy) : "memory");
 }
 

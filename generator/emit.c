@@ -199,25 +199,21 @@ void emit_mbar_wait(Prelude *p) {
   try_wait_loop(p, "mbar_wait", "");
 }
 
-void emit_tma_load_2d(Prelude *p) {
-  if (seen(p, "tma_load_2d"))
+/* Bulk tensor copy of one 2-D box; with `hint`, tma_load_2d_hint, the same
+ * under an L2 policy given as its last operand. */
+void emit_tma_load_2d(Prelude *p, int hint) {
+  const char *name = hint ? "tma_load_2d_hint" : "tma_load_2d";
+  if (seen(p, name))
     return;
-  outf(&p->text, "// Bulk tensor copy of one box at (c0 innermost, c1), completing on `bar`.\n");
-  outf(&p->text, FN " void tma_load_2d(u32 dst, const TmaMap *map, int c0, int c1, u32 bar) {\n");
+  if (!hint)
+    outf(&p->text, "// Bulk tensor copy of one box at (c0 innermost, c1), completing on `bar`.\n");
+  outf(&p->text, FN " void %s(u32 dst, const TmaMap *map, int c0, int c1, u32 bar%s) {\n", name,
+       hint ? ", u64 policy" : "");
   outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n");
-  outf(&p->text, "               \" [%%0], [%%1, {%%2, %%3}], [%%4];\"\n");
-  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n}\n\n");
-}
-
-/* tma_load_2d under an L2 policy: the workspace's P and W, read once by
- * each half of a head, marked first to go (policy_evict_first). */
-void emit_tma_load_2d_hint(Prelude *p) {
-  if (seen(p, "tma_load_2d_hint"))
-    return;
-  outf(&p->text, FN " void tma_load_2d_hint(u32 dst, const TmaMap *map, int c0, int c1, u32 bar, u64 policy) {\n");
-  outf(&p->text, "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint\"\n");
-  outf(&p->text, "               \" [%%0], [%%1, {%%2, %%3}], [%%4], %%5;\"\n");
-  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar), \"l\"(policy) : \"memory\");\n}\n\n");
+  outf(&p->text, "               \"%s [%%0], [%%1, {%%2, %%3}], [%%4]%s;\"\n",
+       hint ? ".L2::cache_hint" : "", hint ? ", %5" : "");
+  outf(&p->text, "               :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar)%s : \"memory\");\n}\n\n",
+       hint ? ", \"l\"(policy)" : "");
 }
 
 void emit_prefetch_tensormap(Prelude *p) {

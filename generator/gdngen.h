@@ -252,8 +252,7 @@ void emit_mbar_init(Prelude *p);
 void emit_fence_mbar_init(Prelude *p);
 void emit_mbar_expect_tx(Prelude *p);
 void emit_mbar_wait(Prelude *p);
-void emit_tma_load_2d(Prelude *p);
-void emit_tma_load_2d_hint(Prelude *p);
+void emit_tma_load_2d(Prelude *p, int hint); /* hint: tma_load_2d_hint */
 void emit_prefetch_tensormap(Prelude *p);
 void emit_ld_global_v4(Prelude *p);
 void emit_st_shared_v4(Prelude *p);

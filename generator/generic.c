@@ -407,8 +407,8 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
       {"PREFETCH_V", 1, 0, &TILE_64, NULL, "a.mv", "v0", "hv", NULL, NULL},
   };
   emit_policy_evict_first(p);
-  emit_tma_load_2d(p);
-  emit_tma_load_2d_hint(p);
+  emit_tma_load_2d(p, 0);
+  emit_tma_load_2d(p, 1);
   emit_tma_load_3d(p, 1);
   emit_tma_prefetch_3d(p);
   for (size_t i = 0; i < COUNT_OF(rows); i++) {

@@ -343,7 +343,7 @@ static int write_probe_file(const char *tmpl_dir, const char *out_dir, const cha
   emit_fence_mbar_init(&p);
   emit_mbar_expect_tx(&p);
   emit_mbar_wait(&p);
-  emit_tma_load_2d(&p);
+  emit_tma_load_2d(&p, 0);
   emit_wgmma_commit(&p);
   emit_wgmma_wait(&p, 0);
   Out kernels;

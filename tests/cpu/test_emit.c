@@ -522,20 +522,23 @@ static void test_emit_tma_load_forms(void **state) {
   prelude_free(&p);
 }
 
-/* The 2-D TMA load of a workspace tile under an L2 policy: the
- * qualifier, the policy as the last operand (%5, after the barrier's %4),
- * emitted once however often it is asked for. */
-static void test_emit_tma_load_2d_hint(void **state) {
+/* The 2-D TMA load, plain and under an L2 policy, as the 3-D one: the
+ * hinted form passes the policy as its last operand (%5, after the
+ * barrier's %4); each is emitted once however often it is asked for. */
+static void test_emit_tma_load_2d_forms(void **state) {
   (void)state;
   Prelude p;
   prelude_init(&p, ARCH_SM90A);
-  emit_tma_load_2d_hint(&p);
-  emit_tma_load_2d_hint(&p);
+  emit_tma_load_2d(&p, 0);
+  assert_has("plain", p.text.buf, "\" [%0], [%1, {%2, %3}], [%4];\"");
+  assert_lacks("plain", p.text.buf, "cache_hint");
+  emit_tma_load_2d(&p, 1);
+  emit_tma_load_2d(&p, 1);
+  emit_tma_load_2d(&p, 0);
   assert_has("hinted", p.text.buf, "void tma_load_2d_hint(u32 dst, const TmaMap *map, int c0, int c1, u32 bar, u64 policy)");
-  assert_has("hinted", p.text.buf, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint");
-  assert_has("hinted", p.text.buf, " [%0], [%1, {%2, %3}], [%4], %5;");
+  assert_has("hinted", p.text.buf, ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;");
   assert_has("hinted", p.text.buf, "\"r\"(bar), \"l\"(policy)");
-  assert_int_equal(count_of(p.text.buf, "cp.async.bulk.tensor.2d"), 1);
+  assert_int_equal(count_of(p.text.buf, "cp.async.bulk.tensor.2d.shared::cluster"), 2);
   prelude_free(&p);
 }
 
@@ -827,7 +830,7 @@ int main(void) {
       cmocka_unit_test(test_emit_wgmma_forms),
       cmocka_unit_test(test_emit_wgmma_dedup),
       cmocka_unit_test(test_emit_tma_load_forms),
-      cmocka_unit_test(test_emit_tma_load_2d_hint),
+      cmocka_unit_test(test_emit_tma_load_2d_forms),
       cmocka_unit_test(test_emit_atom_add_shared),
       cmocka_unit_test(test_tile_offset_fn),
       cmocka_unit_test(test_tail_copy_fn),
