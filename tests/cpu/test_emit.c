@@ -499,46 +499,41 @@ static void test_emit_wgmma_dedup(void **state) {
   prelude_free(&p);
 }
 
-/* The 3-D TMA load, plain and under an L2 policy: the hinted form names
- * the qualifier and passes the policy as its last operand (%6, after the
- * barrier's %5); each is emitted once however often it is asked for. */
+/* The 2-D and 3-D TMA loads, plain and under an L2 policy: the hinted
+ * form names the qualifier and passes the policy as its last operand,
+ * after the barrier's; each is emitted once however often it is asked for. */
 static void test_emit_tma_load_forms(void **state) {
   (void)state;
+  static const struct {
+    void (*emit)(Prelude *, int);
+    const char *plain, *hint_fn, *hinted, *op;
+  } forms[] = {
+      {emit_tma_load_2d, "[%1, {%2, %3}], [%4];", "void tma_load_2d_hint(",
+       ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;", "cp.async.bulk.tensor.2d.shared::cluster"},
+      {emit_tma_load_3d, "[%1, {%2, %3, %4}], [%5];", "void tma_load_3d_hint(",
+       ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;", "cp.async.bulk.tensor.3d.shared::cluster"},
+  };
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+    Prelude p;
+    prelude_init(&p, ARCH_SM90A);
+    forms[i].emit(&p, 0);
+    assert_has("plain", p.text.buf, forms[i].plain);
+    assert_lacks("plain", p.text.buf, "cache_hint");
+    forms[i].emit(&p, 1);
+    forms[i].emit(&p, 1);
+    forms[i].emit(&p, 0);
+    assert_has("hinted", p.text.buf, forms[i].hint_fn);
+    assert_has("hinted", p.text.buf, "u32 bar, u64 policy)");
+    assert_has("hinted", p.text.buf, forms[i].hinted);
+    assert_has("hinted", p.text.buf, "\"r\"(bar), \"l\"(policy)");
+    assert_int_equal(count_of(p.text.buf, forms[i].op), 2);
+    prelude_free(&p);
+  }
   Prelude p;
   prelude_init(&p, ARCH_SM90A);
-  emit_tma_load_3d(&p, 0);
-  assert_has("plain", p.text.buf, "[%5];");
-  assert_lacks("plain", p.text.buf, "cache_hint");
-  emit_tma_load_3d(&p, 1);
-  emit_tma_load_3d(&p, 1);
-  emit_tma_load_3d(&p, 0);
-  assert_has("hinted", p.text.buf, "void tma_load_3d_hint(");
-  assert_has("hinted", p.text.buf, ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;");
-  assert_has("hinted", p.text.buf, "\"r\"(bar), \"l\"(policy)");
-  assert_int_equal(count_of(p.text.buf, "cp.async.bulk.tensor.3d.shared::cluster"), 2);
   emit_policy_evict_first(&p);
   emit_policy_evict_first(&p);
   assert_int_equal(count_of(p.text.buf, "createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"), 1);
-  prelude_free(&p);
-}
-
-/* The 2-D TMA load, plain and under an L2 policy, as the 3-D one: the
- * hinted form passes the policy as its last operand (%5, after the
- * barrier's %4); each is emitted once however often it is asked for. */
-static void test_emit_tma_load_2d_forms(void **state) {
-  (void)state;
-  Prelude p;
-  prelude_init(&p, ARCH_SM90A);
-  emit_tma_load_2d(&p, 0);
-  assert_has("plain", p.text.buf, "\" [%0], [%1, {%2, %3}], [%4];\"");
-  assert_lacks("plain", p.text.buf, "cache_hint");
-  emit_tma_load_2d(&p, 1);
-  emit_tma_load_2d(&p, 1);
-  emit_tma_load_2d(&p, 0);
-  assert_has("hinted", p.text.buf, "void tma_load_2d_hint(u32 dst, const TmaMap *map, int c0, int c1, u32 bar, u64 policy)");
-  assert_has("hinted", p.text.buf, ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;");
-  assert_has("hinted", p.text.buf, "\"r\"(bar), \"l\"(policy)");
-  assert_int_equal(count_of(p.text.buf, "cp.async.bulk.tensor.2d.shared::cluster"), 2);
   prelude_free(&p);
 }
 
@@ -830,7 +825,6 @@ int main(void) {
       cmocka_unit_test(test_emit_wgmma_forms),
       cmocka_unit_test(test_emit_wgmma_dedup),
       cmocka_unit_test(test_emit_tma_load_forms),
-      cmocka_unit_test(test_emit_tma_load_2d_forms),
       cmocka_unit_test(test_emit_atom_add_shared),
       cmocka_unit_test(test_tile_offset_fn),
       cmocka_unit_test(test_tail_copy_fn),
