@@ -67,6 +67,14 @@ static int loads_3d(Out *o, const SmemTile *t, const char *dst, const char *map,
   return n < 0 ? -1 : 0;
 }
 
+/* One 2-D TMA load of box `b`, under `policy` if there is one. */
+static void load_box_2d(Out *o, const char *pad, const char *dst, const char *map,
+                        const char *row, const TmaBox *b, const char *policy) {
+  out_line(o, "%s%s(%s + %uu, %s, %d, (int)%s + %d, bar%s%s);", pad,
+           policy ? "tma_load_2d_hint" : "tma_load_2d", dst, b->smem_off, map, b->inner, row,
+           b->outer, policy ? ", " : "", policy ? policy : "");
+}
+
 /* TMA loads of a 64 x 64 workspace tile through the 2-D map {64, rows}.
  * With `when`, each box is loaded under `policy` where that holds and
  * without one where it does not (a constant once the producer is inlined). */
@@ -75,16 +83,14 @@ static int loads_2d(Out *o, const SmemTile *t, const char *dst, const char *map,
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
   for (int i = 0; i < n; i++) {
-    if (when)
-      out_line(o, "if (%s)", when);
-    if (policy)
-      out_line(o, "%stma_load_2d_hint(%s + %uu, %s, %d, (int)%s + %d, bar, %s);", when ? "  " : "",
-               dst, boxes[i].smem_off, map, boxes[i].inner, row, boxes[i].outer, policy);
-    if (when)
-      out_line(o, "else");
-    if (!policy || when)
-      out_line(o, "%stma_load_2d(%s + %uu, %s, %d, (int)%s + %d, bar);", when ? "  " : "", dst,
-               boxes[i].smem_off, map, boxes[i].inner, row, boxes[i].outer);
+    if (!when) {
+      load_box_2d(o, "", dst, map, row, &boxes[i], policy);
+      continue;
+    }
+    out_line(o, "if (%s)", when);
+    load_box_2d(o, "  ", dst, map, row, &boxes[i], policy);
+    out_line(o, "else");
+    load_box_2d(o, "  ", dst, map, row, &boxes[i], NULL);
   }
   return n < 0 ? -1 : 0;
 }
@@ -381,16 +387,13 @@ enum { SCAN_V_AHEAD = 2 };
  * then about two chunks on, and loads that chunk's v about three later. */
 enum { SCAN_VPF_CHAIN = 8, SCAN_VPF_OUT = 7 };
 
-/* P and W are read by both halves of a head. A CTA with one item reads
- * them about when its other half does, then marks them first to go (n10
- * 2 % faster on an H100); lanes drift apart, and there evict-first cost
- * n20 2.6 %, so they load without a policy. */
-#define WS_FIRST "a.ws_first"
-
 /* The scan's copies of a chunk. v is read by the scan alone, once (prepare
  * never reads it): its lines go first when L2 needs room, before q and k,
- * which prepare read before, and the workspace's P and W. */
-
+ * which prepare read before, and the workspace's P and W. P and W are read
+ * by both halves of a head: a CTA with one item (`a.ws_first`) reads them
+ * about when its other half does, then marks them first to go (n10 2 %
+ * faster on an H100); lanes drift apart, and there evict-first cost n20
+ * 2.6 %, so they load without a policy. */
 static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
   struct {
     const char *slot;
@@ -398,8 +401,8 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     const SmemTile *t;
     const char *dst, *map, *inner, *head, *policy, *when;
   } rows[] = {
-      {"LOAD_W", 2, 1, &TILE_64, "sw", "a.mw", NULL, NULL, "policy_evict_first()", WS_FIRST},
-      {"LOAD_P", 2, 1, &TILE_64, "sp", "a.mp", NULL, NULL, "policy_evict_first()", WS_FIRST},
+      {"LOAD_W", 2, 1, &TILE_64, "sw", "a.mw", NULL, NULL, "policy_evict_first()", "a.ws_first"},
+      {"LOAD_P", 2, 1, &TILE_64, "sp", "a.mp", NULL, NULL, "policy_evict_first()", "a.ws_first"},
       {"LOAD_K", 3, 0, &TILE_QK, "sk", "a.mk", "0", "hk", NULL, NULL},
       {"LOAD_V", 3, 0, &TILE_64, "sv", "a.mv", "v0", "hv", "policy_evict_first()", NULL},
       {"LOAD_Q", 3, 0, &TILE_QK, "sq", "a.mq", "0", "hq", NULL, NULL},

@@ -12,17 +12,18 @@ flags=$(sed -n 's/^cuflags = //p' generated/build.ninja)
 [ -n "$flags" ] || { echo "ptx_same.sh: no cuflags in generated/build.ninja" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for side in a b; do
-  rev=${1:-WORK}; [ $side = b ] && rev=${2:-WORK}
+revs=("$1" "${2:-WORK}")
+for side in 0 1; do
+  rev=${revs[$side]}
   if [ "$rev" = WORK ]; then
     cp generated/gdn_generic.cu "$tmp/$side.cu"
   elif ! git show "$rev:generated/gdn_generic.cu" >"$tmp/$side.cu" 2>/dev/null; then
     echo "ptx_same.sh: no generated/gdn_generic.cu at '$rev'" >&2
     exit 2
   fi
-  echo "$side: $rev" >&2
+  echo "$([ $side = 0 ] && echo A || echo B): $rev" >&2
   # shellcheck disable=SC2086 # the flags are words
   nvcc $flags -Xptxas -w -ptx -o "$tmp/$side.ptx" "$tmp/$side.cu" >"$tmp/$side.log" 2>&1 ||
     { cat "$tmp/$side.log" >&2; exit 2; }
 done
-python3 bench/tools/ptx_same.py "$tmp/a.ptx" "$tmp/b.ptx"
+python3 bench/tools/ptx_same.py "$tmp/0.ptx" "$tmp/1.ptx"
