@@ -6,8 +6,11 @@
 #   bench/tools/ptx_same.sh REV_A [REV_B]     (REV_B defaults to WORK)
 # Needs nvcc, not a GPU. Exit status as ptx_same.py's.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-[ $# -ge 1 ] && [ $# -le 2 ] || { sed -n 5p "$0" | sed 's/^# *//' >&2; exit 2; }
+cd "$(dirname "$0")/../.." || exit 2
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: bench/tools/ptx_same.sh REV_A [REV_B]" >&2
+  exit 2
+fi
 flags=$(sed -n 's/^cuflags = //p' generated/build.ninja)
 [ -n "$flags" ] || { echo "ptx_same.sh: no cuflags in generated/build.ninja" >&2; exit 2; }
 tmp=$(mktemp -d)
