@@ -7,7 +7,9 @@
 
 /* A tensor map of 2-byte elements of type `dt` with the chunk box and the
  * kernels' swizzle: `rank` dims (innermost first), rank - 1 byte strides,
- * the box per dim. */
+ * the box per dim. L2 promotes a miss to 128 bytes, one box row: at 256
+ * the rows' second boxes hit L2, but DRAM moved the same bytes and the
+ * large rows took 1.4-3.5 % longer (docs/generic.md, row 305). */
 static gdn_status map_2b(gdn_handle *h, CUtensorMap *m, CUtensorMapDataType dt, uint64_t base,
                          cuuint32_t rank, const cuuint64_t *dims, const cuuint64_t *strides,
                          const cuuint32_t *box, const char *what) {
