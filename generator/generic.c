@@ -83,14 +83,14 @@ static int loads_2d(Out *o, const SmemTile *t, const char *dst, const char *map,
   TmaBox boxes[16];
   int n = tma_tile_boxes(t, boxes, 16, d);
   for (int i = 0; i < n; i++) {
-    if (!when) {
+    if (when) {
+      out_line(o, "if (%s)", when);
+      load_box_2d(o, "  ", dst, map, row, &boxes[i], policy);
+      out_line(o, "else");
+      load_box_2d(o, "  ", dst, map, row, &boxes[i], NULL);
+    } else {
       load_box_2d(o, "", dst, map, row, &boxes[i], policy);
-      continue;
     }
-    out_line(o, "if (%s)", when);
-    load_box_2d(o, "  ", dst, map, row, &boxes[i], policy);
-    out_line(o, "else");
-    load_box_2d(o, "  ", dst, map, row, &boxes[i], NULL);
   }
   return n < 0 ? -1 : 0;
 }
