@@ -4,7 +4,8 @@
 # in the checkout) to PTX with the flags of generated/build.ninja, and
 # prints bench/tools/ptx_same.py's table, entry by entry.
 #   bench/tools/ptx_same.sh REV_A [REV_B]     (REV_B defaults to WORK)
-# Needs nvcc, not a GPU. Exit status as ptx_same.py's.
+# Needs nvcc (NVCC overrides, as in tests/check_codegen.sh), not a GPU.
+# Exit status as ptx_same.py's.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -15,7 +16,8 @@ flags=$(sed -n 's/^cuflags = //p' generated/build.ninja)
 [ -n "$flags" ] || { echo "ptx_same.sh: no cuflags in generated/build.ninja" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-revs=("$1" "${2:-WORK}")
+nvcc=${NVCC:-nvcc}
+revs=("$1" "${2:-WORK}") sides=(A B)
 for side in 0 1; do
   rev=${revs[$side]}
   if [ "$rev" = WORK ]; then
@@ -24,9 +26,9 @@ for side in 0 1; do
     echo "ptx_same.sh: no generated/gdn_generic.cu at '$rev'" >&2
     exit 2
   fi
-  echo "$([ $side = 0 ] && echo A || echo B): $rev" >&2
+  echo "${sides[$side]}: $rev" >&2
   # shellcheck disable=SC2086 # the flags are words
-  nvcc $flags -Xptxas -w -ptx -o "$tmp/$side.ptx" "$tmp/$side.cu" >"$tmp/$side.log" 2>&1 ||
+  "$nvcc" $flags -Xptxas -w -ptx -o "$tmp/$side.ptx" "$tmp/$side.cu" >"$tmp/$side.log" 2>&1 ||
     { cat "$tmp/$side.log" >&2; exit 2; }
 done
 python3 bench/tools/ptx_same.py "$tmp/0.ptx" "$tmp/1.ptx"
