@@ -1596,7 +1596,7 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
   // A split chain CTA's first chunks alone (the rest: hand_seen). Rows past
   // the sequence's end come too, unread.
-  if (c + 2 < a.nchunks && (a.kind != 1 || c + 2 < 8))
+  if (c + 2 < a.nchunks && (a.kind != 1 || c + 2 < 2))
     prefetch_v(a, c + 2);
   // Warp 0 stamps its k and v the same way: the later of the two is when
   // every load of the chunk is out.
@@ -1771,8 +1771,9 @@ static __device__ __forceinline__ void hand_in(const ScanArgs &a, int landed) {
 static __device__ __forceinline__ void hand_seen(const ScanArgs &a) {
   if (!a.ws_f)
     return;
-  for (int c = 8 - 7; c + 7 < a.nchunks; ++c) {
-    while (atom_add_shared_u32(HAND_SEEN(a), 0u) <= (u32)c)
+  // Chunks 2 .. 7 - 1 at once (c < 0): no hand-off comes first.
+  for (int c = 2 - 7; c + 7 < a.nchunks; ++c) {
+    while (c >= 0 && atom_add_shared_u32(HAND_SEEN(a), 0u) <= (u32)c)
       __nanosleep(32);
     prefetch_v(a, c + 7);
   }
