@@ -387,7 +387,8 @@ enum { SCAN_V_AHEAD = 2 };
  * start, then chunk c + SCAN_VPF_OUT once chunk c's hand-off has landed
  * (the chain is then about two chunks on, and loads that chunk's v about
  * three later). 2 against 8 (chunks 2-7 from the chain CTA): on an H200,
- * t1024-hv16 and t4096-h16 faster in every pass of an A/B, by 0.4-0.9 %. */
+ * t1024-hv16 and t4096-h16 faster in every pass of an A/B, by 0.4-1.3 %
+ * and 0.1-0.5 %. */
 enum { SCAN_VPF_CHAIN = 2, SCAN_VPF_OUT = 7 };
 
 /* The scan's copies of a chunk. v is read by the scan alone, once (prepare
