@@ -1594,9 +1594,9 @@ static __device__ __forceinline__ void produce_wg(const ScanArgs &a, int c) {
     else
       tma_load_2d(sw + 0u, a.mw, 0, (int)row + 0, bar);
   bulk_load(sgk, a.ws_g + 2 * row, 512u, bar);
-  // A split chain CTA's first chunks alone (the rest: hand_seen). Rows past
-  // the sequence's end come too, unread.
-  if (c + 2 < a.nchunks && (a.kind != 1 || c + 2 < 2))
+  // Not on a split chain CTA, whose output CTA brings its v (hand_seen).
+  // Rows past the sequence's end come too, unread.
+  if (c + 2 < a.nchunks && a.kind != 1)
     prefetch_v(a, c + 2);
   // Warp 0 stamps its k and v the same way: the later of the two is when
   // every load of the chunk is out.

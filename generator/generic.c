@@ -379,17 +379,16 @@ static int emit_prepare(Prelude *p, const char *tmpl_dir, Out *o, KernelInfo *ki
  * same, docs/generic.md). */
 enum { SCAN_V_AHEAD = 2 };
 
-/* A split chain CTA prefetches the v of its chunks below SCAN_VPF_CHAIN
- * alone: with 2, none. Its TMA unit also sends each hand-off to the output
- * CTA, and a prefetch queued behind that copy holds back the W and g loads
- * issued after it (docs/generic.md). Its output CTA's warp 3 brings the
- * rest from its own SM: chunks SCAN_VPF_CHAIN .. SCAN_VPF_OUT - 1 at its
- * start, then chunk c + SCAN_VPF_OUT once chunk c's hand-off has landed
- * (the chain is then about two chunks on, and loads that chunk's v about
- * three later). 2 against 8 (chunks 2-7 from the chain CTA): on an H200,
- * t1024-hv16 and t4096-h16 faster in every pass of an A/B, by 0.4-1.3 %
- * and 0.1-0.5 %. */
-enum { SCAN_VPF_CHAIN = 2, SCAN_VPF_OUT = 7 };
+/* A split chain CTA prefetches no v: its TMA unit also sends each hand-off
+ * to the output CTA, and a prefetch queued behind that copy holds back the
+ * W and g loads issued after it (docs/generic.md). Its output CTA's warp 3
+ * brings every chunk's v from its own SM: chunks SCAN_V_AHEAD ..
+ * SCAN_VPF_OUT - 1 at its start, then chunk c + SCAN_VPF_OUT once chunk c's
+ * hand-off has landed (the chain is then about two chunks on, and loads
+ * that chunk's v about three later). Against chunks 2-7 from the chain CTA:
+ * on an H200, t1024-hv16 and t4096-h16 faster in every pass of an A/B, by
+ * 0.4-1.3 % and 0.1-0.5 % (row 317 of docs/experiments.md). */
+enum { SCAN_VPF_OUT = 7 };
 
 /* The scan's copies of a chunk. v is read by the scan alone, once (prepare
  * never reads it): its lines go first when L2 needs room, before q and k,
@@ -433,7 +432,6 @@ static int scan_loads(Prelude *p, Slots *sl, Diag *d) {
     slot_out(sl, rows[i].slot, &o);
   }
   slot_add(sl, "V_AHEAD", "%d", SCAN_V_AHEAD);
-  slot_add(sl, "VPF_CHAIN", "%d", SCAN_VPF_CHAIN);
   slot_add(sl, "VPF_OUT", "%d", SCAN_VPF_OUT);
   return 0;
 }
