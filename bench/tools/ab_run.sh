@@ -2,7 +2,9 @@
 # The A/B of bench/tools/ab_build.sh, on the GPU machine: the GDN cases of
 # each build, then its C benchmark, the builds taking turns (twice unless
 # AB_PASSES says; in reverse order on even passes) so that drift shows.
-#   bench/tools/ab_run.sh [ITERS [ROW]]
+#   bench/tools/ab_run.sh [ITERS [ROW[,ROW...]]]
+# ROW picks rows by gdn_bench's filter (a part of a row's name); with a
+# list, gdn_bench runs once a row, in the list's order, in every pass.
 # With AB_TRACE=DIR, each build whose gdn_bench has --trace (docs/trace.md)
 # then writes its timelines to DIR/<build>.csv and their report to
 # DIR/<build>.md (the trace kernels are compiled by NVRTC there).
@@ -15,9 +17,13 @@
 # compared byte for byte with main's (or, without a build named main, the
 # first build's): for a change that keeps every sum's order, the outputs
 # must be the same. AB_BENCH_ARGS: options for the timing passes' gdn_bench
-# (`--reader`: each captured call followed by a copy of o).
+# (`--reader`: each captured call followed by a copy of o). AB_CASES=0:
+# no build's GDN cases (a timing probe, or builds whose outputs AB_SAME
+# compares with a build whose cases have passed).
 set -uo pipefail
 iters=${1:-200} row=${2:-}
+rows=("")
+[ -z "$row" ] || IFS=, read -ra rows <<<"$row"
 dir=${AB_DIR:-build/ab} limit=${AB_TIMEOUT:-120} passes=${AB_PASSES:-2}
 # run CMD...: CMD under the limit; a line saying so if it was stopped.
 run() {
@@ -28,19 +34,36 @@ run() {
 }
 # Each build's GDN cases: the tally, and any case that failed by name.
 for d in "$dir"/*/; do
+  [ "${AB_CASES:-1}" != 0 ] || break
   cases=$(run "$d/gpu_gdn")
   echo "== $(basename "$d"): $(tail -1 <<<"$cases")"
   grep '^FAIL ' <<<"$cases" | sed "s/^/== $(basename "$d"): /"
 done
+# dump DIR BUILD: the build's outputs on each row of the list, in order,
+# into DIR/BUILD.bin (one gdn_bench a row, the parts joined); status 1
+# unless every part was written.
+dump() {
+  local out=$1 b=$2 i=0 r
+  rm -f "$out/$b.bin" "$out/$b".part* # an older run's dump must not stand in for this one
+  : >"$out/$b.txt"
+  for r in "${rows[@]}"; do
+    if ! run "$dir/$b/gdn_bench" --dump "$out/$b.part$i" 1 ${r:+"$r"} >>"$out/$b.txt" 2>&1 ||
+      [ ! -s "$out/$b.part$i" ]; then
+      rm -f "$out/$b".part*
+      return 1
+    fi
+    i=$((i + 1))
+  done
+  for ((i = 0; i < ${#rows[@]}; i++)); do cat "$out/$b.part$i"; done >"$out/$b.bin"
+  rm -f "$out/$b".part*
+}
 if [ -n "${AB_SAME:-}" ]; then
   mkdir -p "$AB_SAME"
   # Every build dumps before any is compared: main need not sort first.
   wrote=()
   for d in "$dir"/*/; do
     b=$(basename "$d")
-    rm -f "$AB_SAME/$b.bin" # an older run's dump must not stand in for this one
-    if run "$d/gdn_bench" --dump "$AB_SAME/$b.bin" 1 $row >"$AB_SAME/$b.txt" 2>&1 &&
-      [ -s "$AB_SAME/$b.bin" ]; then
+    if dump "$AB_SAME" "$b"; then
       wrote+=("$b")
     else
       echo "== same: $b wrote no outputs ($(tail -1 "$AB_SAME/$b.txt"))"
@@ -71,19 +94,25 @@ for pass in $(seq 1 "$passes"); do
   for ((i = 0; i < n; i++)); do
     d=${builds[pass % 2 ? i : n - 1 - i]}
     echo "== pass $pass: $(basename "$d")"
-    run "$d/gdn_bench" ${AB_BENCH_ARGS:-} "$iters" $row
+    for r in "${rows[@]}"; do
+      # shellcheck disable=SC2086 # AB_BENCH_ARGS is a list of options
+      run "$d/gdn_bench" ${AB_BENCH_ARGS:-} "$iters" ${r:+"$r"}
+    done
   done
 done
 if [ -n "${AB_TRACE:-}" ]; then
   mkdir -p "$AB_TRACE"
   for d in "$dir"/*/; do
-    b=$(basename "$d")
-    if run "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 $row >"$AB_TRACE/$b.bench.txt" 2>&1 &&
-      [ -s "$AB_TRACE/$b.csv" ]; then
-      python3 bench/tools/trace_report.py "$AB_TRACE/$b.csv" >"$AB_TRACE/$b.md"
-      echo "== trace: $b"
-    else
-      echo "== trace: $b has no trace build ($(tail -1 "$AB_TRACE/$b.bench.txt"))"
-    fi
+    for r in "${rows[@]}"; do
+      # with a list of rows, one timeline a row: DIR/<build>-<row>.*
+      b=$(basename "$d")${r:+${rows[1]+-$r}}
+      if run "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 ${r:+"$r"} >"$AB_TRACE/$b.bench.txt" 2>&1 &&
+        [ -s "$AB_TRACE/$b.csv" ]; then
+        python3 bench/tools/trace_report.py "$AB_TRACE/$b.csv" >"$AB_TRACE/$b.md"
+        echo "== trace: $b"
+      else
+        echo "== trace: $b has no trace build ($(tail -1 "$AB_TRACE/$b.bench.txt"))"
+      fi
+    done
   done
 fi

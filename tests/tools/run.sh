@@ -26,6 +26,10 @@
 #     names each case, and the failed GDN case of the build one byte off;
 #   ab-stale/: main writes no outputs beside a dump an older run left, and
 #     x-same writes main's old bytes: nothing is compared;
+#   ab-rows/: three fake builds whose benchmark prints, and dumps, the row
+#     it is asked for, y's dump of r2 differing: ab_run.sh with the rows
+#     r1,r2 and AB_CASES=0 runs no GDN case, times each row in turn, and
+#     compares the rows' dumps joined;
 #   stall.csv: an ncu SASS listing of 8 instructions and 100 samples: an
 #     mbarrier wait (40, its try_wait two rows up), a wgmma wait (30), a
 #     named barrier (10); with --lines 3-5 the wait is still named from its
@@ -97,6 +101,11 @@ same=$(mktemp -d)
 printf abc >"$same/main.bin" # an older run's dump, which main's failure must not revive
 check "ab_run.sh AB_SAME: a reference that fails compares nothing" tests/tools/ab-stale.expected \
   env AB_DIR=tests/tools/ab-stale AB_PASSES=0 AB_SAME="$same" bash bench/tools/ab_run.sh 5
+rm -rf "$same"
+same=$(mktemp -d)
+check "ab_run.sh ROW,ROW and AB_CASES=0: rows timed and dumped in turn, no cases" \
+  tests/tools/ab-rows.expected \
+  env AB_DIR=tests/tools/ab-rows AB_CASES=0 AB_PASSES=1 AB_SAME="$same" bash bench/tools/ab_run.sh 5 r1,r2
 rm -rf "$same"
 last=$(python3 bench/harness.py --selftest 2>&1 | tail -1)
 case "$last" in
