@@ -33,29 +33,29 @@ run() {
   return $r
 }
 # Each build's GDN cases: the tally, and any case that failed by name.
-for d in "$dir"/*/; do
-  [ "${AB_CASES:-1}" != 0 ] || break
-  cases=$(run "$d/gpu_gdn")
-  echo "== $(basename "$d"): $(tail -1 <<<"$cases")"
-  grep '^FAIL ' <<<"$cases" | sed "s/^/== $(basename "$d"): /"
-done
+if [ "${AB_CASES:-1}" != 0 ]; then
+  for d in "$dir"/*/; do
+    cases=$(run "$d/gpu_gdn")
+    echo "== $(basename "$d"): $(tail -1 <<<"$cases")"
+    grep '^FAIL ' <<<"$cases" | sed "s/^/== $(basename "$d"): /"
+  done
+fi
 # dump DIR BUILD: the build's outputs on each row of the list, in order,
-# into DIR/BUILD.bin (one gdn_bench a row, the parts joined); status 1
-# unless every part was written.
+# appended to DIR/BUILD.bin (one gdn_bench a row); status 1, and no
+# BUILD.bin, unless every row's were written.
 dump() {
-  local out=$1 b=$2 i=0 r
-  rm -f "$out/$b.bin" "$out/$b".part* # an older run's dump must not stand in for this one
+  local out=$1 b=$2 r
+  rm -f "$out/$b.bin" # an older run's dump must not stand in for this one
   : >"$out/$b.txt"
   for r in "${rows[@]}"; do
-    if ! run "$dir/$b/gdn_bench" --dump "$out/$b.part$i" 1 ${r:+"$r"} >>"$out/$b.txt" 2>&1 ||
-      [ ! -s "$out/$b.part$i" ]; then
-      rm -f "$out/$b".part*
+    if ! run "$dir/$b/gdn_bench" --dump "$out/$b.part" 1 ${r:+"$r"} >>"$out/$b.txt" 2>&1 ||
+      [ ! -s "$out/$b.part" ]; then
+      rm -f "$out/$b.part" "$out/$b.bin"
       return 1
     fi
-    i=$((i + 1))
+    cat "$out/$b.part" >>"$out/$b.bin"
   done
-  for ((i = 0; i < ${#rows[@]}; i++)); do cat "$out/$b.part$i"; done >"$out/$b.bin"
-  rm -f "$out/$b".part*
+  rm -f "$out/$b.part"
 }
 if [ -n "${AB_SAME:-}" ]; then
   mkdir -p "$AB_SAME"
@@ -104,8 +104,9 @@ if [ -n "${AB_TRACE:-}" ]; then
   mkdir -p "$AB_TRACE"
   for d in "$dir"/*/; do
     for r in "${rows[@]}"; do
+      b=$(basename "$d")
       # with a list of rows, one timeline a row: DIR/<build>-<row>.*
-      b=$(basename "$d")${r:+${rows[1]+-$r}}
+      [ ${#rows[@]} -eq 1 ] || b=$b-$r
       if run "$d/gdn_bench" --trace "$AB_TRACE/$b.csv" 20 ${r:+"$r"} >"$AB_TRACE/$b.bench.txt" 2>&1 &&
         [ -s "$AB_TRACE/$b.csv" ]; then
         python3 bench/tools/trace_report.py "$AB_TRACE/$b.csv" >"$AB_TRACE/$b.md"
