@@ -1,5 +1,5 @@
-// cluster_occupancy.cu: how many thread-block clusters of n CTAs (n = 1, 2,
-// 4, 8, 16) can be resident at once, for CTAs of 384 threads and a few
+// cluster_occupancy.cu: how many thread-block clusters of n CTAs (n = 1 to
+// 8, and 16) can be resident at once, for CTAs of 384 threads and a few
 // shared-memory sizes (gdn_fused's 230,616 bytes first), as the CUDA
 // occupancy calculator reports it for the device. A schedule that pushes a
 // unit's tiles into a chain CTA's shared memory needs the unit and the chain
@@ -22,7 +22,8 @@ int main() {
   static const int smem[] = {230616, 116000, 80000, 41000};
   for (int si = 0; si < 4; si++) {
     cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, smem[si]);
-    for (int n = 1; n <= 16; n *= 2) {
+    static const int sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 16};
+    for (int n : sizes) {
       cudaLaunchAttribute at[1];
       at[0].id = cudaLaunchAttributeClusterDimension;
       at[0].val.clusterDim.x = n, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
