@@ -7,7 +7,8 @@
 # worktree with its own build folder, so the checkout here is untouched.
 # A REV of the form BASE+FILE.diff is BASE with that diff applied (a
 # change kept under bench/results/ after its branch is gone); its name is
-# the diff's file name without .diff.
+# the diff's file name without .diff. BASE+A.diff+B.diff applies A, then
+# B (a probe kept as its increment on another), and is named after B.
 # On the GPU machine (with `build` carried):
 #   bench/tools/ab_check.sh [LOGDIR]      (each build's GPU tests, racecheck)
 #   bench/tools/ab_run.sh [ITERS [ROW]]   (each build's cases and benchmark)
@@ -18,23 +19,25 @@ set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 mkdir -p "$root/build/ab"
 for rev in "$@"; do
-  base=${rev%%+*} diff= name=${rev//\//-}
+  base=${rev%%+*} diffs=() name=${rev//\//-}
   if [ "$base" != "$rev" ]; then
-    diff=${rev#*+} name=$(basename "${rev#*+}" .diff)
+    IFS=+ read -ra diffs <<<"${rev#*+}"
+    name=$(basename "${diffs[-1]}" .diff)
   fi
   wt=$(mktemp -d)
   git -C "$root" worktree add --detach -q "$wt" "$base"
   echo "== $rev ($(git -C "$wt" log --oneline -1))"
-  if [ -n "$diff" ]; then
-    if ! git -C "$wt" apply "$root/$diff"; then
-      echo "$diff does not apply to $base" >&2
+  for diff in "${diffs[@]}"; do
+    [[ $diff = /* ]] || diff=$root/$diff # a diff made elsewhere, by sed, say
+    if ! git -C "$wt" apply "$diff"; then
+      echo "$diff does not apply to $base with the diffs before it" >&2
       git -C "$root" worktree remove --force "$wt"
       exit 1
     fi
-  fi
+  done
   if make -C "$wt" -s gpu-test >"$wt.log" 2>&1; then
     # (a diff's build is its generator's output, whatever generated/ it carried)
-    [ -n "$diff" ] || [ -z "$(git -C "$wt" status --porcelain generated)" ] ||
+    [ ${#diffs[@]} -gt 0 ] || [ -z "$(git -C "$wt" status --porcelain generated)" ] ||
       echo "note: $rev's generated/ is not what its generator makes"
     mkdir -p "$root/build/ab/$name"
     cp "$wt/build/gdn_bench" "$wt/build/tests/gpu_gdn" "$wt/build/tests/gpu_dispatch" \
