@@ -46,6 +46,12 @@
 #     in its fifth line, k3 only in the first and k4 (no .visible) only in
 #     the second: ptx_same.py names each and exits 1; a file against its
 #     copy exits 0, a missing file 2;
+#   sass-same/: two cuobjdump listings: k1 the same but for a padding NOP,
+#     k2 the same instructions with other registers, predicates and
+#     targets, in another order, k3 with a register zeroed by another
+#     opcode and one more poll read, k4 only in the first and k5 only in
+#     the second: sass_same.py names each and exits 1; a listing against
+#     itself exits 0, a missing one 2;
 # and the harness's own selftest of its reporting path (no torch needed).
 # Exit status 1 on any difference.
 set -uo pipefail
@@ -87,6 +93,9 @@ check "ncu_memory.py: DRAM bytes and rate a launch, what is missing named" \
   tests/tools/ncu/t4096-h16.csv tests/tools/ncu/t512.csv
 check "ptx_same.py: kernels the same, differing, or in one file alone" tests/tools/ptx-same.expected \
   sh -c 'for b in b a-copy none; do python3 bench/tools/ptx_same.py tests/tools/ptx/a.ptx tests/tools/ptx/$b.ptx; echo "exit $?"; done'
+check "sass_same.py: functions the same, reordered, differing, or in one listing alone" \
+  tests/tools/sass-same.expected \
+  sh -c 'for b in b a none; do python3 bench/tools/sass_same.py tests/tools/sass-same/a.sass tests/tools/sass-same/$b.sass; echo "exit $?"; done'
 check "ab_run.sh: a build that hangs is stopped and reported" tests/tools/ab-run.expected \
   env AB_DIR=tests/tools/ab-builds AB_TIMEOUT=1 bash bench/tools/ab_run.sh 5
 check "ab_run.sh AB_BENCH_ARGS: the timing passes' options reach gdn_bench" \
