@@ -33,37 +33,60 @@ def first_difference(a, b):
     return n + 1, (a[n].strip() if n < len(a) else '(end)'), (b[n].strip() if n < len(b) else '(end)')
 
 
-def main(argv):
+def read_two(argv, doc, read, tool, what):
+    """The two files named on the command line, each through read(path), or
+    None once the reason is printed (the usage from doc, a file that cannot
+    be read, or neither file holding any `what`)."""
     if len(argv) != 3:
-        print(__doc__.strip().split('\n\n')[1].strip(), file=sys.stderr)
-        return 2
-    files = []
+        print(doc.strip().split('\n\n')[1].strip(), file=sys.stderr)
+        return None
+    sides = []
     for path in argv[1:]:
         try:
-            with open(path) as f:
-                files.append(entries(f.read()))
+            sides.append(read(path))
         except OSError as e:
-            print(f'ptx_same.py: {path}: {e.strerror}', file=sys.stderr)
-            return 2
-    a, b = files
-    if not a and not b:
-        print('ptx_same.py: no .entry in either file', file=sys.stderr)
-        return 2
-    names = list(a) + [n for n in b if n not in a]
-    print('| kernel | PTX | first difference |')
-    print('|---|---|---|')
+            print(f'{tool}: {path}: {e.strerror}', file=sys.stderr)
+            return None
+    if not sides[0] and not sides[1]:
+        print(f'{tool}: no {what} in either file', file=sys.stderr)
+        return None
+    return sides
+
+
+def side_by_side(a, b, head, row):
+    """A markdown table: head (its cells), then one row for each name in
+    either mapping, A's order first. row(x, y) gives the cells after the
+    name (x or y None where that side lacks the name) and whether the two
+    are the same. Returns 0 if every row is the same, else 1."""
+    print('| ' + ' | '.join(head) + ' |')
+    print('|---' * len(head) + '|')
     rc = 0
-    for n in names:
-        if n not in a or n not in b:
-            print(f'| {n} | only in {"B" if n not in a else "A"} | |')
-            rc = 1
-        elif a[n] == b[n]:
-            print(f'| {n} | same | |')
-        else:
-            line, x, y = first_difference(a[n], b[n])
-            print(f'| {n} | differs | line {line}: `{x}` / `{y}` |')
-            rc = 1
+    for n in list(a) + [n for n in b if n not in a]:
+        cells, same = row(a.get(n), b.get(n))
+        print(f'| {n} | {cells} |')
+        rc |= not same
     return rc
+
+
+def ptx_row(x, y):
+    if x is None or y is None:
+        return f'only in {"B" if x is None else "A"} |', False
+    if x == y:
+        return 'same |', True
+    line, u, v = first_difference(x, y)
+    return f'differs | line {line}: `{u}` / `{v}`', False
+
+
+def read_entries(path):
+    with open(path) as f:
+        return entries(f.read())
+
+
+def main(argv):
+    sides = read_two(argv, __doc__, read_entries, 'ptx_same.py', '.entry')
+    if sides is None:
+        return 2
+    return side_by_side(*sides, ['kernel', 'PTX', 'first difference'], ptx_row)
 
 
 if __name__ == '__main__':

@@ -24,6 +24,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptx_same import read_two, side_by_side  # noqa: E402
 from wgmma_gaps import read_listing  # noqa: E402
 
 # Register-like operands whose numbers ptxas chooses: R, UR, P, UP, B
@@ -62,36 +63,23 @@ def compare(a, b):
     return "differs", shown or "operands only"
 
 
+def sass_row(x, y):
+    if x is None or y is None:
+        return f'{len(x if y is None else y)} | only in {"B" if x is None else "A"} |', False
+    verdict, shown = compare(x, y)
+    return f"{len(x)} / {len(y)} | {verdict} | {shown}", verdict == "same"
+
+
+def read_functions(path):
+    return {name: [t for _, t in insns] for name, insns, _ in read_listing(path)}
+
+
 def main(argv):
-    if len(argv) != 3:
-        print(__doc__.strip().split("\n\n")[1].strip(), file=sys.stderr)
+    sides = read_two(argv, __doc__, read_functions, "sass_same.py", "function")
+    if sides is None:
         return 2
-    sides = []
-    for path in argv[1:]:
-        try:
-            funcs = read_listing(path)
-        except OSError as e:
-            print(f"sass_same.py: {path}: {e.strerror}", file=sys.stderr)
-            return 2
-        sides.append({name: [t for _, t in insns] for name, insns, _ in funcs})
-    a, b = sides
-    if not a and not b:
-        print("sass_same.py: no function in either listing", file=sys.stderr)
-        return 2
-    names = list(a) + [n for n in b if n not in a]
-    print("| function | instructions A / B | SASS | opcodes whose counts differ (B - A) |")
-    print("|---|---|---|---|")
-    rc = 0
-    for n in names:
-        if n not in a or n not in b:
-            have = a.get(n, b.get(n))
-            print(f'| {n} | {len(have)} | only in {"B" if n not in a else "A"} | |')
-            rc = 1
-            continue
-        verdict, shown = compare(a[n], b[n])
-        print(f"| {n} | {len(a[n])} / {len(b[n])} | {verdict} | {shown} |")
-        rc |= verdict != "same"
-    return rc
+    head = ["function", "instructions A / B", "SASS", "opcodes whose counts differ (B - A)"]
+    return side_by_side(*sides, head, sass_row)
 
 
 if __name__ == "__main__":
