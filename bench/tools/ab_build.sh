@@ -2,9 +2,10 @@
 # Builds the C benchmark and the GDN GPU cases of several revisions side by
 # side, for an A/B in one device run:
 #   bench/tools/ab_build.sh REV...      (run here, from the repository root)
-# leaves build/ab/<name>/{gdn_bench,gpu_gdn,gpu_dispatch,gpu_safety,libgdn.so}
-# for each REV (name: the REV with '/' as '-'), built in a temporary
-# worktree with its own build folder, so the checkout here is untouched.
+# leaves build/ab/<name>/{gdn_bench,gpu_gdn,gpu_dispatch,gpu_safety,libgdn.so,
+# gdn_generic.cubin} for each REV (name: the REV with '/' as '-'), built in
+# a temporary worktree with its own build folder, so the checkout here is
+# untouched.
 # A REV of the form BASE+FILE.diff is BASE with that diff applied (a
 # change kept under bench/results/ after its branch is gone); its name is
 # the diff's file name without .diff. BASE+A.diff+B.diff applies A, then
@@ -41,7 +42,8 @@ for rev in "$@"; do
       echo "note: $rev's generated/ is not what its generator makes"
     mkdir -p "$root/build/ab/$name"
     cp "$wt/build/gdn_bench" "$wt/build/tests/gpu_gdn" "$wt/build/tests/gpu_dispatch" \
-      "$wt/build/tests/gpu_safety" "$wt/build/libgdn.so" "$root/build/ab/$name/"
+      "$wt/build/tests/gpu_safety" "$wt/build/libgdn.so" "$wt/build/kernels/gdn_generic.cubin" \
+      "$root/build/ab/$name/"
   else
     tail -20 "$wt.log"
     echo "build of $rev failed" >&2
@@ -50,3 +52,22 @@ for rev in "$@"; do
   rm -f "$wt.log"
 done
 ls "$root/build/ab"
+# Each build's machine code against main's, where both cubins and a
+# cuobjdump are here (bench/tools/sass_tools.sh fetches one): a probe whose
+# kernels are main's instruction for instruction asks nothing of a GPU.
+dump=$(command -v cuobjdump || true)
+[ -n "$dump" ] || [ ! -x "$root/.sass/bin/cuobjdump" ] || dump=$root/.sass/bin/cuobjdump
+ref=$root/build/ab/main/gdn_generic.cubin
+if [ -n "$dump" ] && [ -f "$ref" ]; then
+  sass=$(mktemp -d)
+  "$dump" -sass "$ref" >"$sass/main.sass"
+  for d in "$root"/build/ab/*/; do
+    b=$(basename "$d")
+    if [ "$b" = main ] || [ ! -f "$d/gdn_generic.cubin" ]; then continue; fi
+    echo "== $b against main, SASS:"
+    "$dump" -sass "$d/gdn_generic.cubin" >"$sass/$b.sass"
+    python3 "$root/bench/tools/sass_same.py" "$sass/main.sass" "$sass/$b.sass" |
+      grep -v ' | same | ' || true
+  done
+  rm -rf "$sass"
+fi
