@@ -53,12 +53,12 @@ for rev in "$@"; do
 done
 ls "$root/build/ab"
 # Each build's machine code against main's, where both cubins and a
-# cuobjdump are here (bench/tools/sass_tools.sh fetches one): a probe whose
+# cuobjdump are here (bench/tools/sass_tools.sh without --no-fetch fetches
+# one): a probe whose
 # kernels are main's instruction for instruction asks nothing of a GPU.
-dump=$(command -v cuobjdump || true)
-[ -n "$dump" ] || [ ! -x "$root/.sass/bin/cuobjdump" ] || dump=$root/.sass/bin/cuobjdump
 ref=$root/build/ab/main/gdn_generic.cubin
-if [ -n "$dump" ] && [ -f "$ref" ]; then
+if tools=$(bash "$root/bench/tools/sass_tools.sh" --no-fetch) && [ -f "$ref" ]; then
+  dump=$tools/cuobjdump
   sass=$(mktemp -d)
   "$dump" -sass "$ref" >"$sass/main.sass"
   for d in "$root"/build/ab/*/; do

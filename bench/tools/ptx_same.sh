@@ -8,8 +8,9 @@
 # compile to the same loads, fences, waits and products.
 #   bench/tools/ptx_same.sh [--sass] REV_A [REV_B]   (REV_B defaults to WORK)
 # Needs nvcc (NVCC overrides, as in tests/check_codegen.sh), not a GPU;
-# --sass also cuobjdump (CUOBJDUMP overrides; bench/tools/sass_tools.sh
-# fetches one where the toolkit has none). Exit status as the table's tool.
+# --sass also cuobjdump (CUOBJDUMP overrides; else where
+# bench/tools/sass_tools.sh finds it, which fetches one where the toolkit
+# has none). Exit status as the table's tool.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 sass=0
@@ -20,10 +21,11 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 fi
 flags=$(sed -n 's/^cuflags = //p' generated/build.ninja)
 [ -n "$flags" ] || { echo "ptx_same.sh: no cuflags in generated/build.ninja" >&2; exit 2; }
-cuobjdump=${CUOBJDUMP:-cuobjdump}
-if [ $sass = 1 ] && ! command -v "$cuobjdump" >/dev/null; then
-  echo "ptx_same.sh: no $cuobjdump (bench/tools/sass_tools.sh fetches one)" >&2
-  exit 2
+cuobjdump=${CUOBJDUMP:-}
+if [ $sass = 1 ] && [ -z "$cuobjdump" ]; then
+  tools=$(bash bench/tools/sass_tools.sh --no-fetch) ||
+    { echo "ptx_same.sh: no cuobjdump (bench/tools/sass_tools.sh fetches one)" >&2; exit 2; }
+  cuobjdump=$tools/cuobjdump
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,12 +44,10 @@ for side in 0 1; do
   if [ $sass = 0 ]; then
     "$nvcc" $flags -Xptxas -w -ptx -o "$tmp/$side.ptx" "$tmp/$side.cu" >"$tmp/$side.log" 2>&1 ||
       { cat "$tmp/$side.log" >&2; exit 2; }
-  else
-    if ! "$nvcc" $flags -Xptxas -w -cubin -o "$tmp/$side.cubin" "$tmp/$side.cu" >"$tmp/$side.log" 2>&1 ||
-      ! "$cuobjdump" -sass "$tmp/$side.cubin" >"$tmp/$side.sass" 2>>"$tmp/$side.log"; then
-      cat "$tmp/$side.log" >&2
-      exit 2
-    fi
+  elif ! "$nvcc" $flags -Xptxas -w -cubin -o "$tmp/$side.cubin" "$tmp/$side.cu" >"$tmp/$side.log" 2>&1 ||
+    ! "$cuobjdump" -sass "$tmp/$side.cubin" >"$tmp/$side.sass" 2>>"$tmp/$side.log"; then
+    cat "$tmp/$side.log" >&2
+    exit 2
   fi
 done
 if [ $sass = 0 ]; then
